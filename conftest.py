@@ -1,0 +1,42 @@
+"""Repo-level conftest: shows how a user registers their own parser.
+
+`plain-pdf-words` is a deliberately simple parser: the PDF's words, one line per text line
+(PyMuPDF's word list, regrouped), with no table handling. Add it to a suite's `systems` to score
+it beside the built-ins; its fingerprint names its own version, so editing the parser and bumping
+that version re-parses instead of reusing cached outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest_doceval
+
+
+@pytest_doceval.register_parser("plain-pdf-words")
+class PlainPdfWords:
+    name = "plain-pdf-words"
+    version = "1"
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.settings = dict(settings)
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"system": self.name, "version": self.version, **self.settings}
+
+    def parse(self, pdf: Path) -> str:
+        from pytest_doceval.systems.pdf import open_pdf
+
+        lines: list[str] = []
+        with open_pdf(pdf) as doc:
+            for page in doc:
+                current: tuple[int, int] | None = None
+                for *_, word, block, line, _ in page.get_text("words"):
+                    if (block, line) != current:
+                        lines.append(word)
+                        current = (block, line)
+                    else:
+                        lines[-1] += " " + word
+        return "\n".join(lines)

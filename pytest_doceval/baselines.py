@@ -1,0 +1,126 @@
+"""Committed baselines: ``baselines/<suite>.json``, one entry per (case, system).
+
+The file is stable JSON (sorted keys, floats rounded to 6 decimals, two-space indent) so a pull
+request's diff of it reads as "which number moved". Each file records the normalisation profile
+its numbers were made under; a baseline made under another profile is never compared.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_doceval.atomic import write_json_atomic
+from pytest_doceval.errors import SuiteConfigError
+from pytest_doceval.gates import rounded
+
+BASELINE_SCHEMA = "doceval-baseline/1"
+
+
+@dataclass
+class BaselineFile:
+    suite: str
+    normalization: str
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def metrics(self, key: str) -> dict[str, float] | None:
+        entry = self.entries.get(key)
+        return None if entry is None else dict(entry.get("metrics", {}))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": BASELINE_SCHEMA,
+            "suite": self.suite,
+            "normalization": self.normalization,
+            "entries": self.entries,
+        }
+
+
+def baseline_path(directory: Path, suite: str) -> Path:
+    return directory / f"{suite}.json"
+
+
+def load_baseline(path: Path, *, suite: str) -> BaselineFile | None:
+    """The baseline at `path`, None when absent; a clear error when unreadable."""
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise SuiteConfigError(f"{path}: unreadable baseline ({exc})") from exc
+    if not isinstance(data, dict) or data.get("schema") != BASELINE_SCHEMA:
+        raise SuiteConfigError(f"{path}: not a {BASELINE_SCHEMA} file")
+    entries = data.get("entries")
+    if not isinstance(entries, dict):
+        raise SuiteConfigError(f"{path}: 'entries' must be an object")
+    return BaselineFile(suite, str(data.get("normalization", "")), entries)
+
+
+@dataclass(frozen=True)
+class BaselineChange:
+    key: str
+    kind: str  # "added" | "changed" | "removed"
+    details: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.key}" + (f": {self.details}" if self.details else "")
+
+
+def _entry(row: Mapping[str, Any], today: str) -> dict[str, Any]:
+    return {
+        "metrics": {k: rounded(v) for k, v in sorted(row["metrics"].items())},
+        "fingerprint": row.get("fingerprint", {}),
+        "updated": today,
+    }
+
+
+def _describe(old: Mapping[str, float], new: Mapping[str, float]) -> str:
+    moved = [
+        f"{m} {old[m]:.4f}->{new[m]:.4f}" for m in sorted(new) if m in old and old[m] != new[m]
+    ]
+    moved += [f"{m} new" for m in sorted(set(new) - set(old))]
+    moved += [f"{m} dropped" for m in sorted(set(old) - set(new))]
+    return ", ".join(moved[:6]) + (f" (+{len(moved) - 6} more)" if len(moved) > 6 else "")
+
+
+def update_baseline(
+    path: Path,
+    *,
+    suite: str,
+    normalization: str,
+    rows: Iterable[Mapping[str, Any]],
+    defined_keys: set[str],
+    today: str | None = None,
+) -> list[BaselineChange]:
+    """Write today's numbers for `rows` into the baseline at `path` (atomically) and drop the
+    entries whose (case, system) no longer exists in the suite. Entries of tests that did not
+    run (deselected, errored) are kept. A profile change replaces the whole file."""
+    today = today or dt.date.today().isoformat()
+    old = load_baseline(path, suite=suite)
+    kept = dict(old.entries) if old and old.normalization == normalization else {}
+    entries = {k: v for k, v in kept.items() if k in defined_keys}
+    changes = [BaselineChange(k, "removed") for k in sorted(set(kept) - set(entries))]
+    if old and old.normalization != normalization:
+        changes.append(
+            BaselineChange("*", "changed", f"normalization {old.normalization} -> {normalization}")
+        )
+    for row in sorted(rows, key=lambda r: (r["case"], r["system"])):
+        key = f"{row['case']}[{row['system']}]"
+        new = _entry(row, today)
+        previous = entries.get(key)
+        if previous is None:
+            changes.append(BaselineChange(key, "added"))
+        elif previous.get("metrics") != new["metrics"]:
+            changes.append(
+                BaselineChange(key, "changed", _describe(previous["metrics"], new["metrics"]))
+            )
+        else:
+            new["updated"] = previous.get("updated", today)  # unchanged numbers keep their date
+        entries[key] = new
+    if old is None or changes or old.entries != entries:
+        write_json_atomic(path, BaselineFile(suite, normalization, entries).to_json())
+    return changes

@@ -1,0 +1,124 @@
+"""Reading ``suite.toml`` and ``[tool.doceval]``: the contract users write by hand.
+
+Unknown keys are errors, not silently ignored: a typo in a gate name must not turn a gate off.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_doceval.errors import SuiteConfigError
+from pytest_doceval.gates import Rule, SuiteGate, parse_case_gates, parse_suite_gates
+
+TOP_LEVEL_KEYS = {"suite", "systems", "gates"}
+
+
+@dataclass(frozen=True)
+class SuiteSpec:
+    """A parsed ``suite.toml``: what every suite kind shares, plus its own ``[suite]`` keys."""
+
+    name: str
+    path: Path
+    kind: str
+    table: dict[str, Any]
+    system_settings: dict[str, dict[str, Any]]
+    case_gates: dict[str, list[Rule]]
+    suite_gates: list[SuiteGate]
+    file: Path = field(repr=False)
+
+    def check_keys(self, allowed: set[str]) -> None:
+        unknown = sorted(set(self.table) - allowed)
+        if unknown:
+            raise SuiteConfigError(
+                f"{self.file}: unknown key(s) {', '.join(unknown)} in [suite] for kind "
+                f"{self.kind!r}; allowed: {', '.join(sorted(allowed))}"
+            )
+
+
+def _table(data: Mapping[str, Any], key: str, file: Path) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise SuiteConfigError(f"{file}: [{key}] must be a table")
+    return dict(value)
+
+
+def load_suite_spec(file: Path) -> SuiteSpec:
+    """Parse `file` (a ``suite.toml``); its folder's name is the suite's name."""
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SuiteConfigError(f"{file}: cannot read suite definition ({exc})") from exc
+    unknown = sorted(set(data) - TOP_LEVEL_KEYS)
+    if unknown:
+        raise SuiteConfigError(
+            f"{file}: unknown top-level table(s) {', '.join(unknown)}; "
+            f"allowed: {', '.join(sorted(TOP_LEVEL_KEYS))}"
+        )
+    suite = _table(data, "suite", file)
+    kind = suite.get("kind")
+    if not isinstance(kind, str):
+        raise SuiteConfigError(f"{file}: [suite] needs kind = \"documents\" (or another kind)")
+    systems = _table(data, "systems", file)
+    for name, settings in systems.items():
+        if not isinstance(settings, dict):
+            raise SuiteConfigError(f"{file}: [systems.{name}] must be a table of settings")
+    gates = _table(data, "gates", file)
+    suite_gate_table = gates.get("suite", {})
+    if not isinstance(suite_gate_table, dict):
+        raise SuiteConfigError(f"{file}: [gates.suite] must be a table")
+    try:
+        case_gates = parse_case_gates(gates)
+        suite_gates = parse_suite_gates(suite_gate_table)
+    except SuiteConfigError as exc:
+        raise SuiteConfigError(f"{file}: {exc}") from None
+    return SuiteSpec(
+        name=file.parent.name,
+        path=file.parent,
+        kind=kind,
+        table=suite,
+        system_settings=systems,
+        case_gates=case_gates,
+        suite_gates=suite_gates,
+        file=file,
+    )
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    """``[tool.doceval]`` of the project's ``pyproject.toml`` (all keys optional)."""
+
+    suites: list[str] = field(default_factory=lambda: ["cases"])
+    baselines: str = "baselines"
+    cache: str = ".doceval-cache"
+    bootstrap_resamples: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+
+    @classmethod
+    def load(cls, rootpath: Path) -> ProjectConfig:
+        pyproject = rootpath / "pyproject.toml"
+        if not pyproject.is_file():
+            return cls()
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise SuiteConfigError(f"{pyproject}: {exc}") from exc
+        table = {
+            k: v
+            for k, v in data.get("tool", {}).get("doceval", {}).items()
+            if k != "models"  # model endpoints are read by the model systems
+        }
+        allowed = set(cls.__dataclass_fields__)
+        unknown = sorted(set(table) - allowed)
+        if unknown:
+            raise SuiteConfigError(
+                f"{pyproject}: unknown key(s) in [tool.doceval]: {', '.join(unknown)}; "
+                f"allowed: {', '.join(sorted(allowed))}"
+            )
+        if isinstance(table.get("suites"), str):
+            table["suites"] = [table["suites"]]
+        return cls(**table)

@@ -1,0 +1,23 @@
+"""Exceptions that carry a user-facing cause.
+
+Every error that reaches a test report names the file (or case) and the cause, so that a
+reviewer reading CI output knows what to fix without opening the code.
+"""
+
+from __future__ import annotations
+
+
+class DocevalError(Exception):
+    """Base class of every error pytest-doceval reports on a test or at collection."""
+
+
+class SuiteConfigError(DocevalError):
+    """A `suite.toml` (or `[tool.doceval]`) that cannot be used as written."""
+
+
+class CaseInputError(DocevalError):
+    """A case input (PDF, truth file, precomputed output) that cannot be evaluated."""
+
+
+class SystemError_(DocevalError):
+    """A system (parser, OCR engine, model) that failed on a case."""

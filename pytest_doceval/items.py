@@ -1,0 +1,99 @@
+"""pytest nodes: a ``suite.toml`` file collects one item per (case, system).
+
+Evaluation runs in ``setup`` and gating in ``runtest``: bad input (a corrupt PDF, a missing
+truth file) shows as an ERROR -- nothing could be measured -- while a regression against the
+baseline shows as a FAILED test with the rule that failed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pytest_doceval.errors import DocevalError
+from pytest_doceval.session import SESSION_KEY, in_shard
+from pytest_doceval.suites import CaseRef
+
+
+class GateFailure(DocevalError):
+    """A measured case that broke a per-case gate."""
+
+
+class SuiteFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        session = self.config.stash[SESSION_KEY]
+        try:
+            suite = session.suite(self.path)
+        except DocevalError as exc:
+            # An item, not a collection error: pytest would stop the whole run on the latter,
+            # and a broken suite must not keep the other suites from running.
+            yield SuiteErrorItem.from_parent(self, name=self.path.parent.name, error=exc)
+            return
+        shard = session.options.shard
+        for ref in suite.case_refs():
+            if shard is None or in_shard(suite.name, ref.case, shard):
+                yield CaseItem.from_parent(self, name=ref.key, ref=ref)
+
+
+class SuiteErrorItem(pytest.Item):
+    """Stands for a suite that could not be loaded; fails with the cause."""
+
+    def __init__(self, *, error: DocevalError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+        self.doceval_row: dict[str, Any] | None = None
+
+    def runtest(self) -> None:
+        raise self.error
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"suite {self.name}"
+
+
+class CaseItem(pytest.Item):
+    """One (case, system) of a suite."""
+
+    def __init__(self, *, ref: CaseRef, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.ref = ref
+        self.suite_name = self.path.parent.name
+        self.result: Any = None
+        self.doceval_row: dict[str, Any] = {
+            "suite": self.suite_name,
+            "case": ref.case,
+            "system": ref.system,
+            "nodeid": self.nodeid,
+            "outcome": "error",
+            "message": None,
+            "metrics": {},
+            "counts": {},
+            "notes": [],
+            "baseline": None,
+        }
+
+    @property
+    def _session(self) -> Any:
+        return self.config.stash[SESSION_KEY]
+
+    def setup(self) -> None:
+        session = self._session
+        suite = session.suite(self.path)
+        started = time.perf_counter()
+        self.result = session.evaluate(suite, self.ref)
+        self.doceval_row.update(self.result.to_row())
+        self.doceval_row["duration"] = round(time.perf_counter() - started, 4)
+        self.doceval_row["baseline"] = session.baseline_metrics(suite, self.ref)
+        for metric, value in sorted(self.result.metrics.items()):
+            self.user_properties.append((metric, round(float(value), 6)))
+
+    def runtest(self) -> None:
+        session = self._session
+        failures = session.gate_failures_for(session.suite(self.path), self.result)
+        if failures:
+            raise GateFailure("\n".join(failures))
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"{self.suite_name}/{self.name}"

@@ -1,0 +1,216 @@
+"""pytest hooks of pytest-doceval (entry point ``pytest11: doceval``).
+
+Import-light and inert without ``--doceval``: the plugin loads wherever it is installed, so
+nothing heavy is imported and nothing is collected unless a run asks for evaluation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_doceval import hooks
+
+    pluginmanager.add_hookspecs(hooks)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("doceval", "document-AI evaluation (pytest-doceval)")
+    group.addoption(
+        "--doceval",
+        action="store_true",
+        help="collect the evaluation suites (suite.toml): one test per (case, system)",
+    )
+    group.addoption(
+        "--doceval-update",
+        action="store_true",
+        help="accept today's numbers as the new baselines (written atomically)",
+    )
+    group.addoption(
+        "--doceval-json",
+        metavar="PATH",
+        default="doceval-report.json",
+        help="where to write the JSON report (default: %(default)s)",
+    )
+    group.addoption(
+        "--doceval-html",
+        metavar="PATH",
+        default="doceval-report.html",
+        help="where to write the self-contained HTML report ('' to skip; default: %(default)s)",
+    )
+    group.addoption(
+        "--doceval-cache-dir",
+        metavar="DIR",
+        default=None,
+        help="output cache folder (default: [tool.doceval] cache, '.doceval-cache')",
+    )
+    group.addoption(
+        "--doceval-no-cache",
+        action="store_true",
+        help="re-run every parser and model; neither read nor write the output cache",
+    )
+    group.addoption(
+        "--doceval-bootstrap",
+        type=int,
+        metavar="N",
+        default=None,
+        help="bootstrap resamples for confidence intervals (default 1000)",
+    )
+    group.addoption(
+        "--doceval-seed", type=int, metavar="SEED", default=None, help="bootstrap seed (default 0)"
+    )
+    group.addoption(
+        "--doceval-shard",
+        metavar="K/N",
+        default=None,
+        help="run the K-th of N deterministic shards of the cases (merge with `doceval merge`)",
+    )
+
+
+def _session(config: pytest.Config) -> Any:
+    from pytest_doceval.session import SESSION_KEY
+
+    return config.stash.get(SESSION_KEY, None)
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getoption("doceval", False):
+        return
+    from pytest_doceval.config import ProjectConfig
+    from pytest_doceval.errors import DocevalError
+    from pytest_doceval.report.analysis import StatsConfig
+    from pytest_doceval.session import SESSION_KEY, DocevalSession, Options, parse_shard
+
+    try:
+        project = ProjectConfig.load(config.rootpath)
+    except DocevalError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    root = config.rootpath
+    cache_dir = Path(config.getoption("doceval_cache_dir") or root / project.cache)
+    html = config.getoption("doceval_html")
+    options = Options(
+        update=config.getoption("doceval_update"),
+        json_path=Path(config.getoption("doceval_json")),
+        html_path=Path(html) if html else None,
+        cache_dir=None if config.getoption("doceval_no_cache") else cache_dir,
+        stats=StatsConfig(
+            resamples=config.getoption("doceval_bootstrap") or project.bootstrap_resamples,
+            confidence=project.confidence,
+            seed=(
+                config.getoption("doceval_seed")
+                if config.getoption("doceval_seed") is not None
+                else project.seed
+            ),
+        ),
+        shard=parse_shard(config.getoption("doceval_shard")),
+    )
+    session = DocevalSession(config, project, options)
+    config.stash[SESSION_KEY] = session
+    config.pluginmanager.register(SessionHooks(session), "doceval-session")
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        # `pytest --doceval` with no paths runs the evaluation suites, not the test paths.
+        suites = [str(root / p) for p in project.suites if (root / p).exists()]
+        if suites:
+            config.args = suites
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name != "suite.toml" or _session(parent.config) is None:
+        return None
+    from pytest_doceval.items import SuiteFile
+
+    return SuiteFile.from_parent(parent, path=file_path)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    row = getattr(item, "doceval_row", None)
+    if row is None and not hasattr(item, "error"):
+        return report
+    from pytest_doceval.errors import DocevalError
+
+    if call.excinfo is not None and isinstance(call.excinfo.value, DocevalError):
+        # The cause, not a traceback into the plugin. Gate messages name the case already;
+        # an input error names its file, and the test id adds which system met it.
+        error = call.excinfo.value
+        gate = type(error).__name__ == "GateFailure"
+        report.longrepr = str(error) if gate else f"{item.nodeid}: {error}"
+    if row is None:
+        return report
+    if call.when == "setup" and (report.failed or report.skipped):
+        row["outcome"] = "skipped" if report.skipped else "error"
+        row["message"] = str(call.excinfo.value) if call.excinfo else None
+        report.doceval_row = row  # type: ignore[attr-defined]
+    elif call.when == "call":
+        row["outcome"] = report.outcome
+        if report.failed:
+            row["message"] = str(call.excinfo.value) if call.excinfo else str(report.longrepr)
+        report.doceval_row = row  # type: ignore[attr-defined]
+    return report
+
+
+class SessionHooks:
+    """Hooks bound to one doceval session, registered only for runs with ``--doceval``."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        row = getattr(report, "doceval_row", None)
+        if row is not None:
+            self.session.add_row(self._suite_file(report.nodeid), row)
+        elif report.failed and report.nodeid.split("::")[0].endswith("suite.toml"):
+            # A crashed xdist worker's item: keep it visible in the report.
+            self.session.add_row(self._suite_file(report.nodeid), _lost_row(report))
+
+    def _suite_file(self, nodeid: str) -> Path:
+        return (self.session.rootpath / nodeid.split("::")[0]).resolve()
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if _is_worker(session.config):
+            return
+        if self.session.finish() and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
+        if _is_worker(config) or not hasattr(self.session, "report"):
+            return
+        from pytest_doceval.report.terminal import summary_lines
+
+        terminalreporter.section("doceval")
+        for line in summary_lines(self.session.report):
+            terminalreporter.write_line(line)
+        for line in self.session.summary_lines:
+            terminalreporter.write_line(line)
+        for failure in self.session.gate_failures:
+            terminalreporter.write_line(f"FAILED {failure}", red=True, bold=True)
+
+
+def _lost_row(report: pytest.TestReport) -> dict[str, Any]:
+    path, _, name = report.nodeid.partition("::")
+    case, _, system = name.partition("[")
+    return {
+        "suite": Path(path).parent.name,
+        "case": case,
+        "system": system.rstrip("]") or "*",
+        "nodeid": report.nodeid,
+        "outcome": "error",
+        "message": str(report.longrepr)[-2000:],
+        "metrics": {},
+        "counts": {},
+        "notes": [],
+        "baseline": None,
+    }

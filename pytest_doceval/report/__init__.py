@@ -1,0 +1,1 @@
+"""Reports: the JSON report, its analysis, and the HTML rendering."""

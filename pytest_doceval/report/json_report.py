@@ -1,0 +1,81 @@
+"""The ``doceval-report/1`` JSON report: what a run measured, in a versioned schema.
+
+Top level: ``schema``, ``created``, ``environment``, ``config`` (bootstrap settings) and
+``suites.<name>`` -- each suite's meta (kind, path, normalization, systems, gate rules, notes)
+plus `analysis.analyse_suite`'s results, aggregates, comparisons, baseline deltas and gates.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import platform
+import sys
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from pytest_doceval.atomic import write_json_atomic
+from pytest_doceval.errors import DocevalError
+
+REPORT_SCHEMA = "doceval-report/1"
+_PACKAGES = (
+    "pytest-doceval",
+    "pytest",
+    "pytest-xdist",
+    "pymupdf",
+    "pymupdf4llm",
+    "rapidocr",
+    "onnxruntime",
+    "jiwer",
+    "rapidfuzz",
+    "kiwipiepy",
+    "numpy",
+    "scipy",
+)
+
+
+def environment() -> dict[str, Any]:
+    packages = {}
+    for name in _PACKAGES:
+        try:
+            packages[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "executable": sys.executable,
+        "packages": packages,
+    }
+
+
+def build_report(suites: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "schema": REPORT_SCHEMA,
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "environment": environment(),
+        "config": dict(config),
+        "suites": dict(sorted(suites.items())),
+    }
+
+
+def write_report(report: Mapping[str, Any], path: Path) -> Path:
+    return write_json_atomic(path, report)
+
+
+def load_report(path: Path) -> dict[str, Any]:
+    """A report from disk; a clear error for a missing file, bad JSON or another schema."""
+    if not path.is_file():
+        raise DocevalError(f"{path}: no such report")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise DocevalError(f"{path}: not a JSON report ({exc})") from exc
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema != REPORT_SCHEMA:
+        raise DocevalError(f"{path}: report schema {schema!r} is not {REPORT_SCHEMA!r}")
+    if not isinstance(data.get("suites"), dict):
+        raise DocevalError(f"{path}: report has no 'suites' object")
+    return data

@@ -1,0 +1,262 @@
+"""The doceval session: one object from configure to sessionfinish, kept in ``config.stash``.
+
+Workers (pytest-xdist) and a plain run evaluate items through it; only the controller (or the
+plain run) aggregates rows, writes the report and the baselines, and applies suite gates. Rows
+reach the controller on the test reports, as builtin types only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_doceval.baselines import (
+    BaselineChange,
+    BaselineFile,
+    baseline_path,
+    load_baseline,
+    update_baseline,
+)
+from pytest_doceval.cache import OutputCache
+from pytest_doceval.config import ProjectConfig, load_suite_spec
+from pytest_doceval.errors import DocevalError, SuiteConfigError
+from pytest_doceval.gates import check_case
+from pytest_doceval.report.analysis import MEASURED, StatsConfig, analyse_suite
+from pytest_doceval.report.json_report import build_report, write_report
+from pytest_doceval.results import CaseResult
+from pytest_doceval.suites import CaseRef, RunContext, Suite, make_suite
+from pytest_doceval.systems import SystemRegistry, build_registry
+
+SESSION_KEY: pytest.StashKey[DocevalSession] = pytest.StashKey()
+
+
+@dataclass(frozen=True)
+class Options:
+    """Command-line options of a doceval run."""
+
+    update: bool
+    json_path: Path
+    html_path: Path | None
+    cache_dir: Path | None
+    stats: StatsConfig
+    shard: tuple[int, int] | None
+
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    try:
+        k, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise pytest.UsageError(f"--doceval-shard {text!r}: expected K/N, e.g. 1/4") from None
+    if not 1 <= k <= n:
+        raise pytest.UsageError(f"--doceval-shard {text!r}: need 1 <= K <= N")
+    return k, n
+
+
+def in_shard(suite: str, case: str, shard: tuple[int, int]) -> bool:
+    """Whole cases go to one shard (every system of a case together), by a stable hash."""
+    digest = hashlib.sha256(f"{suite}/{case}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % shard[1] == shard[0] - 1
+
+
+@dataclass
+class SuiteRows:
+    file: Path
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+class DocevalSession:
+    def __init__(self, config: pytest.Config, project: ProjectConfig, options: Options) -> None:
+        self.config = config
+        self.project = project
+        self.options = options
+        self.rootpath = config.rootpath
+        self._registry: SystemRegistry | None = None
+        self._suites: dict[Path, Suite | DocevalError] = {}
+        self._names: dict[str, Path] = {}
+        self._baselines: dict[str, BaselineFile | None] = {}
+        self.cache = OutputCache(options.cache_dir)
+        self.collected: dict[Path, SuiteRows] = {}
+        self.summary_lines: list[str] = []
+        self.gate_failures: list[str] = []
+
+    # -- systems and suites -------------------------------------------------------------------
+
+    @property
+    def registry(self) -> SystemRegistry:
+        if self._registry is None:
+            hook = self.config.hook
+
+            def from_conftest(registry: SystemRegistry) -> None:
+                hook.pytest_doceval_register_systems(registry=registry)
+
+            self._registry = build_registry([from_conftest])
+        return self._registry
+
+    def suite(self, file: Path) -> Suite:
+        """The suite defined by `file` (cached, errors too: a bad suite fails the same way
+        every time it is asked for)."""
+        file = file.resolve()
+        if file not in self._suites:
+            try:
+                suite = make_suite(load_suite_spec(file), self.registry)
+                other = self._names.setdefault(suite.name, file)
+                if other != file:
+                    raise SuiteConfigError(
+                        f"{file}: suite name {suite.name!r} is already used by {other}; "
+                        "suite names (folder names) share one baselines folder and must differ"
+                    )
+                self._suites[file] = suite
+            except DocevalError as exc:
+                self._suites[file] = exc
+        found = self._suites[file]
+        if isinstance(found, DocevalError):
+            raise found
+        return found
+
+    def baseline_file(self, suite: str) -> Path:
+        return baseline_path(self.rootpath / self.project.baselines, suite)
+
+    def baseline(self, suite: Suite) -> BaselineFile | None:
+        if suite.name not in self._baselines:
+            self._baselines[suite.name] = load_baseline(
+                self.baseline_file(suite.name), suite=suite.name
+            )
+        return self._baselines[suite.name]
+
+    # -- one test -----------------------------------------------------------------------------
+
+    def evaluate(self, suite: Suite, ref: CaseRef) -> CaseResult:
+        return suite.evaluate(ref, RunContext(self.registry, self.cache))
+
+    def baseline_metrics(self, suite: Suite, ref: CaseRef) -> dict[str, float] | None:
+        baseline = self.baseline(suite)
+        if baseline is None or baseline.normalization != suite.normalization:
+            return None
+        return baseline.metrics(ref.key)
+
+    def gate_failures_for(self, suite: Suite, result: CaseResult) -> list[str]:
+        """Per-case gate failures; none while updating baselines (today's numbers are accepted)."""
+        if self.options.update or not suite.spec.case_gates:
+            return []
+        baseline = self.baseline(suite)
+        if baseline is not None and baseline.normalization != suite.normalization:
+            return [
+                f"baseline {self.baseline_file(suite.name)} was made with normalization "
+                f"{baseline.normalization!r}, the suite uses {suite.normalization!r}; "
+                "run pytest --doceval --doceval-update"
+            ]
+        previous = self.baseline_metrics(suite, CaseRef(result.case, result.system)) or {}
+        label = f"{suite.name}/{result.key}"
+        failures: list[str] = []
+        for metric, rules in suite.spec.case_gates.items():
+            if metric not in result.metrics:
+                failures.append(f"{metric}: gated in suite.toml but not measured ({label})")
+                continue
+            failures += check_case(
+                metric,
+                result.metrics[metric],
+                previous.get(metric),
+                rules,
+                direction=suite.direction(metric),
+                label=label,
+            )
+        return failures
+
+    # -- the controller -----------------------------------------------------------------------
+
+    def add_row(self, suite_file: Path, row: Mapping[str, Any]) -> None:
+        entry = self.collected.setdefault(suite_file, SuiteRows(suite_file))
+        entry.rows.append(dict(row))
+
+    def finish(self) -> bool:
+        """Aggregate, write report and baselines, apply suite gates. True if a gate failed."""
+        sections: dict[str, Any] = {}
+        for file in sorted(self.collected):
+            rows = self.collected[file].rows
+            try:
+                suite = self.suite(file)
+            except DocevalError as exc:
+                name = file.parent.name
+                sections[name] = analyse_suite(
+                    {"kind": None, "path": self._relative(file.parent), "error": str(exc)},
+                    rows,
+                    self.options.stats,
+                )
+                continue
+            sections[suite.name] = self._suite_section(suite, rows)
+        report = build_report(sections, self.options.stats.to_dict())
+        write_report(report, self.options.json_path)
+        self.summary_lines.append(f"doceval report: {self.options.json_path}")
+        if self.options.html_path is not None:
+            from pytest_doceval.report.html import write_html
+
+            write_html(report, self.options.html_path)
+            self.summary_lines.append(f"doceval HTML report: {self.options.html_path}")
+        self.report = report
+        return bool(self.gate_failures)
+
+    def _relative(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.rootpath).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def _suite_section(self, suite: Suite, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            "kind": suite.kind,
+            "path": self._relative(suite.spec.path),
+            "normalization": suite.normalization,
+            "systems": list(getattr(suite, "systems", [])),
+            "notes": suite.notes(),
+            "gate_rules": {
+                "case": {m: [r.text for r in rules] for m, rules in suite.spec.case_gates.items()},
+                "suite": {g.metric: g.text for g in suite.spec.suite_gates},
+            },
+            **suite.describe(),
+        }
+        baseline = self.baseline(suite)
+        defined = {ref.key for ref in suite.case_refs()}
+        unused = sorted(set(baseline.entries) - defined) if baseline else []
+        changes: list[BaselineChange] = []
+        if self.options.update:
+            measured = [r for r in rows if r.get("outcome") in MEASURED]
+            changes = update_baseline(
+                self.baseline_file(suite.name),
+                suite=suite.name,
+                normalization=suite.normalization,
+                rows=measured,
+                defined_keys=defined,
+            )
+            self._summarise_changes(suite.name, changes)
+        elif unused:
+            self.summary_lines.append(
+                f"{suite.name}: {len(unused)} unused baseline entr{'y' if len(unused) == 1 else 'ies'}"
+                f" (no such case/system in the suite): {', '.join(unused)}"
+            )
+        section = analyse_suite(meta, rows, self.options.stats)
+        section["unused_baseline"] = [] if self.options.update else unused
+        section["baseline_changes"] = [str(c) for c in changes]
+        for gate in section["gates"]:
+            if not gate["passed"]:
+                self.gate_failures.append(f"{suite.name}: suite gate {gate['rule']}: {gate['message']}")
+        return section
+
+    def _summarise_changes(self, suite: str, changes: list[BaselineChange]) -> None:
+        path = self._relative(self.baseline_file(suite))
+        if not changes:
+            self.summary_lines.append(f"{suite}: baseline {path} unchanged")
+            return
+        kinds = {k: sum(c.kind == k for c in changes) for k in ("added", "changed", "removed")}
+        counts = ", ".join(f"{n} {k}" for k, n in kinds.items() if n)
+        self.summary_lines.append(f"{suite}: baseline {path} updated ({counts})")
+        self.summary_lines.extend(f"  {change}" for change in changes[:50])
+        if len(changes) > 50:
+            self.summary_lines.append(f"  ... and {len(changes) - 50} more")

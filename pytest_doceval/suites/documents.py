@@ -1,0 +1,234 @@
+"""The ``documents`` kind: PDFs parsed by each system and scored against ``truth.md``.
+
+Layout::
+
+    cases/<suite>/suite.toml
+    cases/<suite>/<case>/document.pdf
+    cases/<suite>/<case>/truth.md
+    cases/<suite>/<case>/outputs/<system>.md      # optional precomputed output
+
+``[suite]`` keys: ``kind = "documents"``, ``systems`` (required), ``language`` (``en`` | ``ko``
+| ``mixed``, default ``en``), ``normalization`` (default ``fair-v1``). A name in ``systems`` that
+is not a registered parser but has ``outputs/<name>.md`` in the cases is a precomputed system.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_doceval.cache import file_digest
+from pytest_doceval.config import SuiteSpec
+from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemError_
+from pytest_doceval.metrics import character_alignment, character_errors, structure_score, word_errors
+from pytest_doceval.normalise import PROFILES, RAW, get_profile
+from pytest_doceval.results import CaseResult
+from pytest_doceval.scope import split_body_references
+from pytest_doceval.suites.base import CaseRef, RunContext, Suite, suite_kind
+from pytest_doceval.systems import Parser, SystemRegistry
+from pytest_doceval.tokenise import LANGUAGES, tokeniser_for
+
+DOCUMENT = "document.pdf"
+TRUTH = "truth.md"
+OUTPUTS = "outputs"
+OCR_WITHOUT_KOREAN = ("rapidocr",)
+
+
+def read_text_file(path: Path, what: str) -> str:
+    """A UTF-8 text file, or a `CaseInputError` that says which file and why."""
+    if not path.is_file():
+        raise CaseInputError(f"{path}: missing {what}")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CaseInputError(
+            f"{path}: {what} is not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
+    return text.removeprefix("\ufeff")
+
+
+@dataclass(frozen=True)
+class DocumentScore:
+    metrics: dict[str, float]
+    counts: dict[str, dict[str, int]]
+    diff: dict[str, Any]
+
+
+def score_document(truth: str, output: str, *, language: str, normalization: str) -> DocumentScore:
+    """Every documents metric for one output against its truth (seeds 000 and 002).
+
+    ``cer``/``wer`` after the profile; ``cer_raw`` after NFC only; ``body_cer`` on both texts
+    cut before their references section (split before normalising, since normalising removes
+    the markers); ``refs_delta`` = cer - body_cer; structure P/R/F1 on the markdown itself.
+    """
+    profile = get_profile(normalization)
+    tokenise = tokeniser_for(language)
+    truth_norm, output_norm = profile(truth), profile(output)
+    if not truth_norm:
+        raise CaseInputError(f"{TRUTH} has no text left after {normalization} normalisation")
+    chars = character_alignment(truth_norm, output_norm)
+    words = word_errors(tokenise(truth_norm), tokenise(output_norm))
+    raw = character_errors(RAW(truth).strip(), RAW(output).strip())
+    truth_body = profile(split_body_references(truth).body) or truth_norm
+    body = character_errors(truth_body, profile(split_body_references(output).body))
+    structure = structure_score(RAW(truth), RAW(output))
+    metrics = {
+        "cer": chars.counts.rate,
+        "wer": words.rate,
+        "cer_raw": raw.rate,
+        "body_cer": body.rate,
+        "refs_delta": chars.counts.rate - body.rate,
+        **structure.metrics(),
+    }
+    counts = {
+        "cer": chars.counts.to_dict(),
+        "wer": words.to_dict(),
+        "cer_raw": raw.to_dict(),
+        "body_cer": body.to_dict(),
+        "structure": structure.overall.to_dict(),
+        **{f"structure_{k}": v.to_dict() for k, v in structure.by_type.items()},
+    }
+    return DocumentScore(metrics, counts, {"metric": "cer", "ops": chars.ops})
+
+
+@suite_kind
+class DocumentsSuite(Suite):
+    kind = "documents"
+    KEYS = frozenset({"kind", "systems", "language", "normalization"})
+
+    def __init__(self, spec: SuiteSpec, registry: SystemRegistry) -> None:
+        super().__init__(spec, registry)
+        spec.check_keys(set(self.KEYS))
+        table = spec.table
+        self.language = table.get("language", "en")
+        if self.language not in LANGUAGES:
+            raise SuiteConfigError(
+                f"{spec.file}: language {self.language!r} is not one of {', '.join(LANGUAGES)}"
+            )
+        self._normalization = table.get("normalization", "fair-v1")
+        if self._normalization not in PROFILES or self._normalization == "raw":
+            known = ", ".join(p for p in PROFILES if p != "raw")
+            raise SuiteConfigError(
+                f"{spec.file}: normalization {self._normalization!r} is not a profile ({known})"
+            )
+        self.cases = sorted(
+            p.name
+            for p in spec.path.iterdir()
+            if p.is_dir() and not p.name.startswith((".", "_")) and p.name != OUTPUTS
+        )
+        if not self.cases:
+            raise SuiteConfigError(f"{spec.file}: the suite has no case folders beside it")
+        self.systems = self._check_systems(table.get("systems"))
+        self.parsers: dict[str, Parser] = {}
+        for name in self.systems:
+            if name in registry:
+                try:
+                    self.parsers[name] = registry.create(name, spec.system_settings.get(name, {}))
+                except (ValueError, TypeError) as exc:
+                    raise SuiteConfigError(f"{spec.file}: [systems.{name}]: {exc}") from None
+
+    def _check_systems(self, systems: object) -> list[str]:
+        file = self.spec.file
+        if (
+            not isinstance(systems, list)
+            or not systems
+            or not all(isinstance(s, str) and s for s in systems)
+        ):
+            raise SuiteConfigError(f"{file}: [suite] systems must be a non-empty list of names")
+        duplicates = sorted({s for s in systems if systems.count(s) > 1})
+        if duplicates:
+            raise SuiteConfigError(f"{file}: systems listed twice: {', '.join(duplicates)}")
+        for name in systems:
+            precomputed = any(self._output_path(case, name).is_file() for case in self.cases)
+            if name not in self.registry and not precomputed:
+                raise SuiteConfigError(
+                    f"{file}: unknown system {name!r}: not a registered parser "
+                    f"(known: {', '.join(self.registry.names())}) and no case has "
+                    f"{OUTPUTS}/{name}.md"
+                )
+        extra = sorted(set(self.spec.system_settings) - set(systems))
+        if extra:
+            raise SuiteConfigError(
+                f"{file}: [systems.{extra[0]}] configures a system not in [suite] systems"
+            )
+        return list(systems)
+
+    @property
+    def normalization(self) -> str:
+        return self._normalization
+
+    def _output_path(self, case: str, system: str) -> Path:
+        return self.spec.path / case / OUTPUTS / f"{system}.md"
+
+    def case_refs(self) -> list[CaseRef]:
+        return [CaseRef(case, system) for case in self.cases for system in self.systems]
+
+    def describe(self) -> dict[str, object]:
+        return {"language": self.language}
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.language in ("ko", "mixed"):
+            for name in OCR_WITHOUT_KOREAN:
+                if name in self.systems:
+                    notes.append(
+                        f"{name} does not read Korean (its models cover Latin scripts, Chinese and "
+                        "Japanese): its numbers on Korean text measure that gap, not OCR quality"
+                    )
+        return notes
+
+    def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
+        case_dir = self.spec.path / ref.case
+        truth = read_text_file(case_dir / TRUTH, "truth file")
+        notes: list[str] = []
+        if ref.system in self.parsers:
+            output, fingerprint, key = self._parse(ref, case_dir / DOCUMENT, ctx)
+            if not output.strip():
+                notes.append(f"{ref.system} returned no text for {DOCUMENT}")
+        else:
+            path = self._output_path(ref.case, ref.system)
+            output = read_text_file(path, "precomputed output")
+            if not output.strip():
+                raise CaseInputError(f"{path}: precomputed output is empty")
+            fingerprint = {"system": ref.system, "kind": "precomputed"}
+            key = None
+        score = score_document(
+            truth, output, language=self.language, normalization=self.normalization
+        )
+        return CaseResult(
+            suite=self.name,
+            case=ref.case,
+            system=ref.system,
+            metrics=score.metrics,
+            counts=score.counts,
+            fingerprint=fingerprint,
+            cache_key=key,
+            diff=score.diff,
+            notes=notes,
+        )
+
+    def _parse(self, ref: CaseRef, pdf: Path, ctx: RunContext) -> tuple[str, dict[str, Any], str]:
+        parser = self.parsers[ref.system]
+        if not pdf.is_file():
+            raise CaseInputError(f"{pdf}: missing document for system {ref.system}")
+        fingerprint = parser.fingerprint()
+
+        def compute() -> str:
+            try:
+                text = parser.parse(pdf)
+            except CaseInputError:
+                raise
+            except Exception as exc:
+                raise SystemError_(
+                    f"{ref.system} failed on {pdf}: {type(exc).__name__}: {exc}"
+                ) from exc
+            if not isinstance(text, str):
+                raise SystemError_(
+                    f"{ref.system} returned {type(text).__name__}, not str, for {pdf}"
+                )
+            return text
+
+        cached = ctx.cache.get_or_compute(fingerprint, file_digest(pdf), compute)
+        return cached.text, fingerprint, cached.key

@@ -1,0 +1,55 @@
+"""`pymupdf`: the PDF's text layer (seed 000 section 3.2.1), tables merged in as markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+
+from pytest_doceval.systems.pdf import open_pdf
+
+# Default text flags minus TEXT_PRESERVE_LIGATURES: "ﬁ" comes out as "fi".
+_TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
+
+
+class PyMuPDFText:
+    """Plain text per page in the PDF's own block order, pages in order.
+
+    Tables found by ``find_tables()`` replace the text blocks that lie inside them, as a
+    markdown table at the position of their first block, so table text is neither lost nor
+    counted twice.
+    """
+
+    name = "pymupdf"
+
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        settings = dict(settings or {})
+        self.tables = bool(settings.pop("tables", True))
+        if settings:
+            raise ValueError(f"unknown pymupdf settings: {', '.join(sorted(settings))}")
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"system": self.name, "pymupdf": pymupdf.VersionBind, "tables": self.tables}
+
+    def parse(self, pdf: Path) -> str:
+        with open_pdf(pdf) as doc:
+            return "\n\n".join(self._page_text(page) for page in doc).strip()
+
+    def _page_text(self, page: pymupdf.Page) -> str:
+        tables = page.find_tables().tables if self.tables else []
+        boxes = [pymupdf.Rect(t.bbox) for t in tables]
+        emitted: set[int] = set()
+        parts: list[str] = []
+        for block in page.get_text("blocks", flags=_TEXT_FLAGS):
+            x0, y0, x1, y1, text = block[:5]
+            centre = pymupdf.Point((x0 + x1) / 2, (y0 + y1) / 2)
+            inside = next((i for i, box in enumerate(boxes) if centre in box), None)
+            if inside is None:
+                parts.append(text.strip())
+            elif inside not in emitted:
+                emitted.add(inside)
+                parts.append(tables[inside].to_markdown().strip())
+        parts += [t.to_markdown().strip() for i, t in enumerate(tables) if i not in emitted]
+        return "\n".join(part for part in parts if part)
