@@ -11,7 +11,7 @@ from typing import Any
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
-    """Write `text` (UTF-8) to `path` through a temporary file in the same folder and `os.replace`."""
+    """Write `text` (UTF-8) to `path` via a temporary file in the same folder and `os.replace`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -34,4 +34,3 @@ def stable_json(data: Any) -> str:
 
 def write_json_atomic(path: Path, data: Any) -> Path:
     return write_text_atomic(path, stable_json(data))
-

@@ -61,7 +61,7 @@ def load_suite_spec(file: Path) -> SuiteSpec:
     suite = _table(data, "suite", file)
     kind = suite.get("kind")
     if not isinstance(kind, str):
-        raise SuiteConfigError(f"{file}: [suite] needs kind = \"documents\" (or another kind)")
+        raise SuiteConfigError(f'{file}: [suite] needs kind = "documents" (or another kind)')
     systems = _table(data, "systems", file)
     for name, settings in systems.items():
         if not isinstance(settings, dict):
@@ -122,3 +122,17 @@ class ProjectConfig:
         if isinstance(table.get("suites"), str):
             table["suites"] = [table["suites"]]
         return cls(**table)
+
+
+@dataclass(frozen=True)
+class StatsConfig:
+    resamples: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bootstrap_resamples": self.resamples,
+            "confidence": self.confidence,
+            "seed": self.seed,
+        }

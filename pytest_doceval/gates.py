@@ -156,6 +156,7 @@ def check_case(
             sign, cmp = ("+", ">") if direction == "lower" else ("-", "<")
             amount = rule.text.lstrip("+- ")
             failures.append(
-                f"{metric} {_fmt(current)} {cmp} baseline {_fmt(baseline)} {sign} {amount} ({label})"
+                f"{metric} {_fmt(current)} {cmp} baseline {_fmt(baseline)} {sign} {amount} "
+                f"({label})"
             )
     return failures

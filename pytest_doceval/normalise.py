@@ -33,7 +33,7 @@ def _sub(pattern: str, repl: str | Callable[[re.Match[str]], str], flags: int = 
     return step
 
 
-# --- Unicode -------------------------------------------------------------------------------------
+# --- Unicode ---
 
 
 def unicode_nfc(text: str) -> str:
@@ -47,22 +47,25 @@ def unicode_nfkc(text: str) -> str:
     return unicodedata.normalize("NFKC", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
-# --- seed 002 section 4.7, steps 1-11 ---------------------------------------------------------------
+# --- seed 002 section 4.7, steps 1-11 ---
 
 _PANDOC_FENCE = re.compile(r"^[ \t]*:{3,}.*$", re.MULTILINE)
-_PANDOC_ATTRS = re.compile(r"\{[ \t]*[#.][^{}\n]*\}")
+_PANDOC_ATTRS = re.compile(r"\{[ \t]*(?:[#.]|[\w-]+=)[^{}\n]*\}")
 _BRACKETED_SPAN = re.compile(r"\[([^\[\]\n]*)\]\{[^{}\n]*\}")
 
 
 def remove_pandoc_divs(text: str) -> str:
     """Step 1: pandoc fenced-div lines (``::: thebibliography``, ``:::``) and attribute blocks
-    (``{#sec:intro}``, ``{.smallcaps}``); the content inside a div or a span is kept."""
+    (``{#sec:intro}``, ``{.smallcaps}``, ``{reference-type="ref" reference="tab:x"}`` after a
+    cross-reference link); the content inside a div or a span is kept."""
     text = _PANDOC_FENCE.sub("", text)
     text = _BRACKETED_SPAN.sub(r"\1", text)
     return _PANDOC_ATTRS.sub("", text)
 
 
-remove_pandoc_citations: Step = _sub(r"\[[^\[\]\n]*@[\w:.#$%&\-+?<>~/]+[^\[\]\n]*\]|(?<![\w.@])@[\w:-]+\b", "")
+remove_pandoc_citations: Step = _sub(
+    r"\[[^\[\]\n]*@[\w:.#$%&\-+?<>~/]+[^\[\]\n]*\]|(?<![\w.@])@[\w:-]+\b", ""
+)
 remove_pandoc_citations.__doc__ = """Step 2: pandoc citations ``[@key]``, ``[see @a; @b, p. 3]`` and
 in-text ``@key``. An e-mail address (a word character before the ``@``) is left alone."""
 
@@ -114,7 +117,7 @@ remove_parenthetical_citations.__doc__ = """Step 11 (FR-005): ``(Author, 2020)``
 2020)``, ``(Author & Other, 2020b)``; ``and`` is accepted beside ``&``."""
 
 
-# --- step 12: markdown syntax (seed 000 section 3.4.1) ----------------------------------------------
+# --- step 12: markdown syntax (seed 000 section 3.4.1) ---
 
 _TABLE_SEPARATOR = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?$", re.M)
 _HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
@@ -169,7 +172,7 @@ def strip_markdown(text: str) -> str:
     return _ESCAPE.sub(r"\1", text)
 
 
-# --- step 13: whitespace (seed 000 section 3.4.2) ---------------------------------------------------
+# --- step 13: whitespace (seed 000 section 3.4.2) ---
 
 _ANY_WHITESPACE = re.compile(r"\s+")
 _SPACES = re.compile(r"[^\S\n]+")
@@ -191,7 +194,7 @@ def collapse_spaces_keep_lines(text: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-# --- profiles -------------------------------------------------------------------------------------
+# --- profiles ---
 
 
 @dataclass(frozen=True)

@@ -86,9 +86,8 @@ def _is_worker(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("doceval", False):
         return
-    from pytest_doceval.config import ProjectConfig
+    from pytest_doceval.config import ProjectConfig, StatsConfig
     from pytest_doceval.errors import DocevalError
-    from pytest_doceval.report.analysis import StatsConfig
     from pytest_doceval.session import SESSION_KEY, DocevalSession, Options, parse_shard
 
     try:
@@ -179,6 +178,7 @@ class SessionHooks:
     def _suite_file(self, nodeid: str) -> Path:
         return (self.session.rootpath / nodeid.split("::")[0]).resolve()
 
+    @pytest.hookimpl(tryfirst=True)  # before pytest-html renders its summary
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if _is_worker(session.config):
             return
@@ -197,6 +197,29 @@ class SessionHooks:
             terminalreporter.write_line(line)
         for failure in self.session.gate_failures:
             terminalreporter.write_line(f"FAILED {failure}", red=True, bold=True)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_header(self, cells: list[str]) -> None:
+        from pytest_doceval.report.pytest_html import header_cells
+
+        cells[2:2] = header_cells()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
+        from pytest_doceval.report.pytest_html import row_cells
+
+        row = getattr(report, "doceval_row", None) or {}
+        cells[2:2] = row_cells(row.get("metrics", {}))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(
+        self, prefix: list[str], summary: list[str], postfix: list[str], session: Any
+    ) -> None:
+        report = getattr(self.session, "report", None)
+        if report is not None:
+            from pytest_doceval.report.pytest_html import summary_html
+
+            prefix.append(summary_html(report))
 
 
 def _lost_row(report: pytest.TestReport) -> dict[str, Any]:

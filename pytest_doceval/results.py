@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# Outcomes whose metrics are real measurements ("failed" = measured, then failed a gate).
+MEASURED = ("passed", "failed")
+
 
 def _builtin_float(value: float) -> float:
     # numpy scalars crash xdist's serialiser: always hand on a Python float.
@@ -35,9 +38,7 @@ class CaseResult:
             "case": self.case,
             "system": self.system,
             "metrics": {k: _builtin_float(v) for k, v in self.metrics.items()},
-            "counts": {
-                k: {name: int(n) for name, n in v.items()} for k, v in self.counts.items()
-            },
+            "counts": {k: {name: int(n) for name, n in v.items()} for k, v in self.counts.items()},
             "fingerprint": _plain(self.fingerprint),
             "cache_key": self.cache_key,
             "diff": self.diff,

@@ -23,12 +23,10 @@ from pytest_doceval.baselines import (
     update_baseline,
 )
 from pytest_doceval.cache import OutputCache
-from pytest_doceval.config import ProjectConfig, load_suite_spec
+from pytest_doceval.config import ProjectConfig, StatsConfig, load_suite_spec
 from pytest_doceval.errors import DocevalError, SuiteConfigError
 from pytest_doceval.gates import check_case
-from pytest_doceval.report.analysis import MEASURED, StatsConfig, analyse_suite
-from pytest_doceval.report.json_report import build_report, write_report
-from pytest_doceval.results import CaseResult
+from pytest_doceval.results import MEASURED, CaseResult
 from pytest_doceval.suites import CaseRef, RunContext, Suite, make_suite
 from pytest_doceval.systems import SystemRegistry, build_registry
 
@@ -45,7 +43,6 @@ class Options:
     cache_dir: Path | None
     stats: StatsConfig
     shard: tuple[int, int] | None
-
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -81,7 +78,7 @@ class DocevalSession:
         self._registry: SystemRegistry | None = None
         self._suites: dict[Path, Suite | DocevalError] = {}
         self._names: dict[str, Path] = {}
-        self._baselines: dict[str, BaselineFile | None] = {}
+        self._baselines: dict[str, BaselineFile | DocevalError | None] = {}
         self.cache = OutputCache(options.cache_dir)
         self.collected: dict[Path, SuiteRows] = {}
         self.summary_lines: list[str] = []
@@ -125,11 +122,20 @@ class DocevalSession:
         return baseline_path(self.rootpath / self.project.baselines, suite)
 
     def baseline(self, suite: Suite) -> BaselineFile | None:
+        """The suite's committed baseline (None when there is none); an unreadable file raises
+        the same clear error on every test of the suite."""
         if suite.name not in self._baselines:
-            self._baselines[suite.name] = load_baseline(
-                self.baseline_file(suite.name), suite=suite.name
-            )
-        return self._baselines[suite.name]
+            try:
+                found: BaselineFile | DocevalError | None = load_baseline(
+                    self.baseline_file(suite.name), suite=suite.name
+                )
+            except DocevalError as exc:
+                found = exc
+            self._baselines[suite.name] = found
+        found = self._baselines[suite.name]
+        if isinstance(found, DocevalError):
+            raise found
+        return found
 
     # -- one test -----------------------------------------------------------------------------
 
@@ -178,6 +184,10 @@ class DocevalSession:
 
     def finish(self) -> bool:
         """Aggregate, write report and baselines, apply suite gates. True if a gate failed."""
+        # Imported here, on the controller only: scipy costs every xdist worker seconds.
+        from pytest_doceval.report.analysis import analyse_suite
+        from pytest_doceval.report.json_report import build_report, write_report
+
         sections: dict[str, Any] = {}
         for file in sorted(self.collected):
             rows = self.collected[file].rows
@@ -210,6 +220,8 @@ class DocevalSession:
             return path.as_posix()
 
     def _suite_section(self, suite: Suite, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        from pytest_doceval.report.analysis import analyse_suite
+
         meta: dict[str, Any] = {
             "kind": suite.kind,
             "path": self._relative(suite.spec.path),
@@ -222,7 +234,12 @@ class DocevalSession:
             },
             **suite.describe(),
         }
-        baseline = self.baseline(suite)
+        try:
+            baseline = self.baseline(suite)
+        except DocevalError as exc:
+            # Every test of the suite already errored with this; the report says it once more.
+            meta["error"] = str(exc)
+            return analyse_suite(meta, rows, self.options.stats)
         defined = {ref.key for ref in suite.case_refs()}
         unused = sorted(set(baseline.entries) - defined) if baseline else []
         changes: list[BaselineChange] = []
@@ -238,15 +255,17 @@ class DocevalSession:
             self._summarise_changes(suite.name, changes)
         elif unused:
             self.summary_lines.append(
-                f"{suite.name}: {len(unused)} unused baseline entr{'y' if len(unused) == 1 else 'ies'}"
-                f" (no such case/system in the suite): {', '.join(unused)}"
+                f"{suite.name}: unused baseline entries (no such case/system in the suite): "
+                f"{', '.join(unused)}"
             )
         section = analyse_suite(meta, rows, self.options.stats)
         section["unused_baseline"] = [] if self.options.update else unused
         section["baseline_changes"] = [str(c) for c in changes]
         for gate in section["gates"]:
             if not gate["passed"]:
-                self.gate_failures.append(f"{suite.name}: suite gate {gate['rule']}: {gate['message']}")
+                self.gate_failures.append(
+                    f"{suite.name}: suite gate {gate['rule']}: {gate['message']}"
+                )
         return section
 
     def _summarise_changes(self, suite: str, changes: list[BaselineChange]) -> None:

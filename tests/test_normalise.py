@@ -17,6 +17,7 @@ from pytest_doceval import normalise as n
         ("::: thebibliography\nBody\n:::", "\nBody\n"),
         ("# Intro {#sec:intro}", "# Intro "),
         ("[Small Caps]{.smallcaps} text", "Small Caps text"),
+        ('Table [1](#tab:s){reference-type="ref" reference="tab:s"} lists', "Table [1](#tab:s) lists"),
     ],
 )
 def test_remove_pandoc_divs(text: str, expected: str) -> None:
@@ -106,7 +107,9 @@ def test_parenthetical_citations_leave_other_parentheses() -> None:
 
 def test_strip_markdown_seed_000_example() -> None:
     # seed 000 section 3.2.6: "## 1. Introduction" normalises to "1. Introduction".
-    out = n.strip_markdown("## 1. Introduction\n\nRecurrent neural networks, long short-term memory")
+    out = n.strip_markdown(
+        "## 1. Introduction\n\nRecurrent neural networks, long short-term memory"
+    )
     assert out == "1. Introduction\n\nRecurrent neural networks, long short-term memory"
 
 
@@ -161,7 +164,11 @@ def test_fair_v1_makes_pandoc_truth_and_pdf_text_agree() -> None:
         "| Site | Flow |\n|------|------|\n| A | 3 |\n\n[^1]: A footnote.\n"
     )
     pdf_text = "2. Method\nWe follow [3] and use terms.\n---\nSite Flow\nA 3\n"
-    assert n.FAIR_V1(truth) == n.FAIR_V1(pdf_text) == "2. Method We follow and use terms. Site Flow A 3"
+    assert (
+        n.FAIR_V1(truth)
+        == n.FAIR_V1(pdf_text)
+        == "2. Method We follow and use terms. Site Flow A 3"
+    )
 
 
 def test_nfkc_expands_ligatures_and_full_width() -> None:

@@ -1,4 +1,4 @@
-"""Edit-distance measures over text: CER and WER with their raw counts (seed 000 3.3.1, seed 002 FR-004).
+"""CER and WER with their raw counts (seed 000 section 3.3.1, seed 002 FR-004).
 
 Counts come from jiwer 4 (its rapidfuzz core) and are kept, not just the rate: corpus-level
 rates are sums of counts (sum of edits / sum of reference lengths), never means of rates.
@@ -74,7 +74,9 @@ def character_errors(reference: str, hypothesis: str) -> ErrorCounts:
     return character_alignment(reference, hypothesis, with_diff=False).counts
 
 
-def character_alignment(reference: str, hypothesis: str, *, with_diff: bool = True) -> CharacterAlignment:
+def character_alignment(
+    reference: str, hypothesis: str, *, with_diff: bool = True
+) -> CharacterAlignment:
     output = jiwer.process_characters(reference, hypothesis)
     ref_chars = output.references[0] if output.references else []
     counts = _counts(output, len(ref_chars))

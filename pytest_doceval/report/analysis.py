@@ -8,31 +8,16 @@ under pytest-xdist they arrive in any order, and the seeded bootstrap must see o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pytest_doceval import stats
+from pytest_doceval.config import StatsConfig
 from pytest_doceval.gates import parse_suite_gates
 from pytest_doceval.metrics import direction_of
+from pytest_doceval.results import MEASURED
 
-# Outcomes whose metrics are real measurements ("failed" = measured, then failed a gate).
-MEASURED = ("passed", "failed")
 # Metrics whose corpus-level rate is a sum of counts (edits / reference length).
 COUNT_METRICS = ("cer", "wer", "body_cer", "cer_raw")
-
-
-@dataclass(frozen=True)
-class StatsConfig:
-    resamples: int = 1000
-    confidence: float = 0.95
-    seed: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "bootstrap_resamples": self.resamples,
-            "confidence": self.confidence,
-            "seed": self.seed,
-        }
 
 
 def sort_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -49,7 +34,7 @@ def headline_metrics(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 def values_by_system(
     rows: Sequence[Mapping[str, Any]], metric: str, source: str = "metrics"
 ) -> dict[str, dict[str, float]]:
-    """{system: {case: value}} over measured rows that have `metric` (in `metrics` or `baseline`)."""
+    """{system: {case: value}} of measured rows having `metric` (in `metrics` or `baseline`)."""
     out: dict[str, dict[str, float]] = {}
     for row in rows:
         values = row.get(source) or {}

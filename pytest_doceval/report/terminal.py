@@ -38,5 +38,8 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
             lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
         for gate in suite.get("gates", []):
             status = "passed" if gate["passed"] else "FAILED"
-            lines.append(f"  suite gate {gate['metric']} {gate['rule']} [{gate['system']}]: {status}")
+            if not gate.get("evaluated", True):
+                status = "not evaluated (no baseline)"
+            rule = f"{gate['metric']} {gate['rule']}"
+            lines.append(f"  suite gate {rule} [{gate['system']}]: {status}")
     return lines

@@ -21,7 +21,12 @@ from typing import Any
 from pytest_doceval.cache import file_digest
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemError_
-from pytest_doceval.metrics import character_alignment, character_errors, structure_score, word_errors
+from pytest_doceval.metrics import (
+    character_alignment,
+    character_errors,
+    structure_score,
+    word_errors,
+)
 from pytest_doceval.normalise import PROFILES, RAW, get_profile
 from pytest_doceval.results import CaseResult
 from pytest_doceval.scope import split_body_references

@@ -78,12 +78,12 @@ _PENDING: dict[str, ParserFactory] = {}
 def register_parser(name: str) -> Callable[[ParserFactory], ParserFactory]:
     """Register a parser factory under `name` from any module (e.g. a conftest.py)::
 
-        @pytest_doceval.register_parser("my-parser")
-        class MyParser:
-            name = "my-parser"
-            def __init__(self, settings): ...
-            def fingerprint(self): return {"system": self.name, "version": "1"}
-            def parse(self, pdf): return pdf.read_bytes().decode()
+    @pytest_doceval.register_parser("my-parser")
+    class MyParser:
+        name = "my-parser"
+        def __init__(self, settings): ...
+        def fingerprint(self): return {"system": self.name, "version": "1"}
+        def parse(self, pdf): return pdf.read_bytes().decode()
     """
 
     def decorate(factory: ParserFactory) -> ParserFactory:
@@ -93,7 +93,9 @@ def register_parser(name: str) -> Callable[[ParserFactory], ParserFactory]:
     return decorate
 
 
-def build_registry(hook_registrars: Iterable[Callable[[SystemRegistry], None]] = ()) -> SystemRegistry:
+def build_registry(
+    hook_registrars: Iterable[Callable[[SystemRegistry], None]] = (),
+) -> SystemRegistry:
     registry = SystemRegistry()
     for name, target in _BUILTINS.items():
         registry.register(name, _lazy(target), origin="built-in")

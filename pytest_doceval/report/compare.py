@@ -1,0 +1,129 @@
+"""``doceval compare old.json new.json``: did anything change, beyond noise?
+
+For every suite, system and headline metric present in both reports, over the cases both
+measured: the paired difference new - old with its seeded bootstrap CI, paired t and Wilcoxon
+p-values and Cohen's d_z -- the same statistics a run reports against its baseline. A change is
+"worse" only when the whole CI lies beyond ``margin`` in the metric's bad direction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pytest_doceval import stats
+from pytest_doceval.errors import DocevalError
+from pytest_doceval.metrics import direction_of
+from pytest_doceval.report.analysis import headline_metrics, values_by_system
+
+
+def verdict(ci_low: float, ci_high: float, direction: str, margin: float) -> str:
+    """``worse`` / ``better`` when the CI lies entirely beyond the margin, else ``unchanged``."""
+    if direction == "lower":
+        return "worse" if ci_low > margin else "better" if ci_high < -margin else "unchanged"
+    return "worse" if ci_high < -margin else "better" if ci_low > margin else "unchanged"
+
+
+def compare_reports(
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    *,
+    metrics: Iterable[str] | None = None,
+    margin: float = 0.0,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    common = sorted(set(old["suites"]) & set(new["suites"]))
+    if not common:
+        raise DocevalError("the two reports share no suite")
+    wanted = set(metrics) if metrics else None
+    rows: list[dict[str, Any]] = []
+    for suite in common:
+        a, b = old["suites"][suite], new["suites"][suite]
+        if a.get("normalization") != b.get("normalization"):
+            raise DocevalError(
+                f"suite {suite!r}: normalization {a.get('normalization')!r} vs "
+                f"{b.get('normalization')!r}; numbers under different profiles do not compare"
+            )
+        names = [m for m in headline_metrics(b["results"]) if wanted is None or m in wanted]
+        for metric in names:
+            before = values_by_system(a["results"], metric)
+            after = values_by_system(b["results"], metric)
+            for system in sorted(set(before) & set(after)):
+                cases = sorted(set(before[system]) & set(after[system]))
+                if not cases:
+                    continue
+                result = stats.compare_paired(
+                    {c: after[system][c] for c in cases},
+                    {c: before[system][c] for c in cases},
+                    a="new",
+                    b="old",
+                    metric=metric,
+                    resamples=resamples,
+                    seed=seed,
+                )
+                direction = direction_of(metric)
+                rows.append(
+                    {
+                        "suite": suite,
+                        "system": system,
+                        "metric": metric,
+                        "direction": direction,
+                        "n": result.n,
+                        "old_mean": sum(before[system][c] for c in cases) / len(cases),
+                        "new_mean": sum(after[system][c] for c in cases) / len(cases),
+                        "mean_diff": result.mean_diff,
+                        "ci_low": result.ci_low,
+                        "ci_high": result.ci_high,
+                        "p_ttest": result.p_ttest,
+                        "p_wilcoxon": result.p_wilcoxon,
+                        "cohens_d": result.cohens_d,
+                        "verdict": verdict(result.ci_low, result.ci_high, direction, margin),
+                    }
+                )
+    if not rows:
+        raise DocevalError("no (suite, system, metric) was measured on common cases in both")
+    return rows
+
+
+def _num(value: float) -> str:
+    return "nan" if value != value else f"{value:+.4f}"
+
+
+def format_comparison(rows: list[dict[str, Any]]) -> str:
+    header = [
+        "suite",
+        "system",
+        "metric",
+        "n",
+        "old",
+        "new",
+        "diff",
+        "95% CI",
+        "p(t)",
+        "p(W)",
+        "d",
+        "verdict",
+    ]
+    table = [header]
+    for r in rows:
+        table.append(
+            [
+                r["suite"],
+                r["system"],
+                r["metric"],
+                str(r["n"]),
+                f"{r['old_mean']:.4f}",
+                f"{r['new_mean']:.4f}",
+                _num(r["mean_diff"]),
+                f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]",
+                f"{r['p_ttest']:.3g}",
+                f"{r['p_wilcoxon']:.3g}",
+                f"{r['cohens_d']:.2f}",
+                r["verdict"].upper() if r["verdict"] == "worse" else r["verdict"],
+            ]
+        )
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in table
+    )

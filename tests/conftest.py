@@ -1,0 +1,81 @@
+"""Shared fixtures: small suites written into a pytester folder, as a user would lay them out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+import pytest
+
+REALDATA = Path(__file__).resolve().parents[1].parent / "shared" / "realdata"
+
+
+def make_pdf(path: Path, pages: list[str], *, fontsize: int = 11) -> Path:
+    """A text PDF, one string per page, lines at 11pt Helvetica."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = pymupdf.open()
+    for text in pages:
+        page = doc.new_page(width=595, height=842)
+        page.insert_textbox(pymupdf.Rect(50, 50, 545, 800), text, fontsize=fontsize)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def write_suite(
+    root: Path,
+    name: str,
+    cases: Mapping[str, Mapping[str, str]],
+    *,
+    systems: list[str],
+    extra: str = "",
+    gates: str = 'cer = "+0.5pp"\n',
+) -> Path:
+    """cases: {case: {"truth": ..., "<system>": precomputed output, "pdf": page text}}."""
+    suite = root / "cases" / name
+    suite.mkdir(parents=True, exist_ok=True)
+    toml = f'[suite]\nkind = "documents"\nsystems = {json.dumps(systems)}\n{extra}'
+    if gates:
+        toml += f"\n[gates]\n{gates}"
+    (suite / "suite.toml").write_text(toml, encoding="utf-8")
+    for case, files in cases.items():
+        folder = suite / case
+        (folder / "outputs").mkdir(parents=True, exist_ok=True)
+        for key, text in files.items():
+            if key == "truth":
+                (folder / "truth.md").write_text(text, encoding="utf-8")
+            elif key == "pdf":
+                make_pdf(folder / "document.pdf", [text])
+            else:
+                (folder / "outputs" / f"{key}.md").write_text(text, encoding="utf-8")
+    return suite
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+TRUTH = "# Tides\n\nTidal storage moves water between two basins.\n\n- pumps\n- turbines\n"
+GOOD = "Tides\nTidal storage moves water between two basins.\n• pumps\n• turbines\n"
+WORSE = "# Tides\nTidal storage moves watr between basins.\n- pumps\n"
+
+
+@pytest.fixture
+def demo_suite(pytester: pytest.Pytester) -> Callable[..., Path]:
+    """Three cases scored for two precomputed systems, `good` and `worse`."""
+
+    def make(**kwargs: Any) -> Path:
+        cases = {
+            f"case{i}": {
+                "truth": TRUTH.replace("Tides", f"Tides {i}"),
+                "good": GOOD.replace("Tides", f"Tides {i}"),
+                "worse": WORSE.replace("Tides", f"Tides {i}"),
+            }
+            for i in range(3)
+        }
+        return write_suite(pytester.path, "demo", cases, systems=["good", "worse"], **kwargs)
+
+    return make

@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_doceval.baselines import load_baseline, update_baseline
+from pytest_doceval.cache import OutputCache, cache_key
+from pytest_doceval.errors import SuiteConfigError
+
+
+def row(case: str, system: str, cer: float) -> dict:
+    return {"case": case, "system": system, "metrics": {"cer": cer}, "fingerprint": {"v": 1}}
+
+
+def test_update_writes_stable_sorted_rounded_json(tmp_path: Path) -> None:
+    path = tmp_path / "b" / "s.json"
+    changes = update_baseline(
+        path,
+        suite="s",
+        normalization="fair-v1",
+        rows=[row("b", "p", 0.123456789), row("a", "p", 0.5)],
+        defined_keys={"a[p]", "b[p]"},
+        today="2026-01-01",
+    )
+    assert [str(c) for c in changes] == ["added a[p]", "added b[p]"]
+    text = path.read_text()
+    assert text.endswith("\n") and text.index('"a[p]"') < text.index('"b[p]"')
+    assert json.loads(text)["entries"]["b[p]"]["metrics"]["cer"] == 0.123457
+    assert list(tmp_path.joinpath("b").iterdir()) == [path]  # no temp file left behind
+
+
+def test_update_reports_changes_and_removals(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    update_baseline(
+        path,
+        suite="s",
+        normalization="fair-v1",
+        rows=[row("a", "p", 0.1), row("gone", "p", 0.2)],
+        defined_keys={"a[p]", "gone[p]"},
+        today="2026-01-01",
+    )
+    changes = update_baseline(
+        path,
+        suite="s",
+        normalization="fair-v1",
+        rows=[row("a", "p", 0.15)],
+        defined_keys={"a[p]"},
+        today="2026-01-02",
+    )
+    assert [str(c) for c in changes] == ["removed gone[p]", "changed a[p]: cer 0.1000->0.1500"]
+    loaded = load_baseline(path, suite="s")
+    assert loaded is not None and loaded.metrics("a[p]") == {"cer": 0.15}
+
+
+def test_unchanged_update_keeps_date_and_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    update_baseline(
+        path,
+        suite="s",
+        normalization="fair-v1",
+        rows=[row("a", "p", 0.1)],
+        defined_keys={"a[p]"},
+        today="2026-01-01",
+    )
+    before = path.read_text()
+    assert (
+        update_baseline(
+            path,
+            suite="s",
+            normalization="fair-v1",
+            rows=[row("a", "p", 0.1)],
+            defined_keys={"a[p]"},
+            today="2026-02-02",
+        )
+        == []
+    )
+    assert path.read_text() == before
+
+
+def test_corrupt_baseline_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text("{not json")
+    with pytest.raises(SuiteConfigError, match="unreadable baseline"):
+        load_baseline(path, suite="s")
+
+
+def test_cache_roundtrip_and_corruption(tmp_path: Path) -> None:
+    cache = OutputCache(tmp_path)
+    calls: list[int] = []
+
+    def compute() -> str:
+        calls.append(1)
+        return "text"
+
+    first = cache.get_or_compute({"system": "x"}, "digest", compute)
+    second = cache.get_or_compute({"system": "x"}, "digest", compute)
+    assert (first.hit, second.hit, second.text, len(calls)) == (False, True, "text", 1)
+    entry = next(tmp_path.rglob("*.json"))
+    entry.write_text('{"schema": "doceval-cache/1", "key": "wrong", "output": "evil"}')
+    third = cache.get_or_compute({"system": "x"}, "digest", compute)
+    assert (third.hit, third.text, len(calls)) == (False, "text", 2)
+    entry.write_bytes(b"\xff\xfe garbage")
+    assert cache.get_or_compute({"system": "x"}, "digest", compute).text == "text"
+
+
+def test_cache_key_depends_on_fingerprint_and_input_only() -> None:
+    base = cache_key({"system": "x", "dpi": 300}, "d1")
+    assert base == cache_key({"dpi": 300, "system": "x"}, "d1")
+    assert base != cache_key({"system": "x", "dpi": 200}, "d1")
+    assert base != cache_key({"system": "x", "dpi": 300}, "d2")
+
+
+def test_disabled_cache_always_computes(tmp_path: Path) -> None:
+    cache = OutputCache(None)
+    assert not cache.get_or_compute({}, "d", lambda: "a").hit
+    assert not cache.get_or_compute({}, "d", lambda: "a").hit

@@ -1,0 +1,212 @@
+"""The plugin as a user runs it: pytester end-to-end runs of `pytest --doceval`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import read_report
+
+pytest_plugins = ["pytester"]
+
+
+def test_inert_without_doceval(pytester: pytest.Pytester, demo_suite: Callable[..., Path]) -> None:
+    demo_suite()
+    result = pytester.runpytest("cases")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert not (pytester.path / "doceval-report.json").exists()
+
+
+def test_missing_baseline_fails_then_update_then_pass(
+    pytester: pytest.Pytester, demo_suite: Callable[..., Path]
+) -> None:
+    demo_suite()
+    first = pytester.runpytest("--doceval")
+    first.assert_outcomes(failed=6)
+    first.stdout.fnmatch_lines(["*cer: no baseline for demo/case0[[]good[]]*--doceval-update*"])
+
+    update = pytester.runpytest("--doceval", "--doceval-update")
+    update.assert_outcomes(passed=6)
+    update.stdout.fnmatch_lines(["*demo: baseline baselines/demo.json updated (6 added)*"])
+    baseline = (pytester.path / "baselines" / "demo.json").read_text()
+    assert '"normalization": "fair-v1"' in baseline and '"case0[good]"' in baseline
+
+    again = pytester.runpytest("--doceval")
+    again.assert_outcomes(passed=6)
+    unchanged = pytester.runpytest("--doceval", "--doceval-update")
+    unchanged.stdout.fnmatch_lines(["*demo: baseline baselines/demo.json unchanged*"])
+
+
+def test_regression_message_names_metric_value_baseline_and_case(
+    pytester: pytest.Pytester, demo_suite: Callable[..., Path]
+) -> None:
+    suite = demo_suite()
+    pytester.runpytest("--doceval", "--doceval-update").assert_outcomes(passed=6)
+    worse = suite / "case1" / "outputs" / "worse.md"
+    worse.write_text(worse.read_text().replace("pumps", "pmps"))
+    result = pytester.runpytest("--doceval")
+    result.assert_outcomes(passed=5, failed=1)
+    result.stdout.fnmatch_lines(["*cer 0.* > baseline 0.* + 0.5pp (demo/case1[[]worse[]])*"])
+    report = read_report(pytester.path / "doceval-report.json")
+    failed = [r for r in report["suites"]["demo"]["results"] if r["outcome"] == "failed"]
+    assert [(r["case"], r["system"]) for r in failed] == [("case1", "worse")]
+    assert "0.5pp" in failed[0]["message"]
+
+
+def test_improvement_within_tolerance_passes(
+    pytester: pytest.Pytester, demo_suite: Callable[..., Path]
+) -> None:
+    suite = demo_suite()
+    pytester.runpytest("--doceval", "--doceval-update")
+    worse = suite / "case1" / "outputs" / "worse.md"
+    worse.write_text(worse.read_text().replace("watr", "water"))
+    pytester.runpytest("--doceval").assert_outcomes(passed=6)
+
+
+def test_unused_baseline_entry_is_listed_and_removed_on_update(
+    pytester: pytest.Pytester, demo_suite: Callable[..., Path]
+) -> None:
+    suite = demo_suite()
+    pytester.runpytest("--doceval", "--doceval-update")
+    import shutil
+
+    shutil.rmtree(suite / "case2")
+    result = pytester.runpytest("--doceval")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["*unused baseline entries*case2[[]good[]], case2[[]worse[]]*"])
+    report = read_report(pytester.path / "doceval-report.json")
+    assert report["suites"]["demo"]["unused_baseline"] == ["case2[good]", "case2[worse]"]
+    update = pytester.runpytest("--doceval", "--doceval-update")
+    update.stdout.fnmatch_lines(["*removed case2[[]good[]]*"])
+    assert "case2" not in (pytester.path / "baselines" / "demo.json").read_text()
+
+
+def test_deselected_items_keep_their_baseline_entries(
+    pytester: pytest.Pytester, demo_suite: Callable[..., Path]
+) -> None:
+    demo_suite()
+    pytester.runpytest("--doceval", "--doceval-update")
+    result = pytester.runpytest("--doceval", "--doceval-update", "-k", "good")
+    result.assert_outcomes(passed=3)
+    assert "case0[worse]" in (pytester.path / "baselines" / "demo.json").read_text()
+
+
+def test_ids_and_k_selection(pytester: pytest.Pytester, demo_suite: Callable[..., Path]) -> None:
+    demo_suite()
+    result = pytester.runpytest("--doceval", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(
+        [
+            "cases/demo/suite.toml::case0[[]good[]]",
+            "cases/demo/suite.toml::case0[[]worse[]]",
+            "cases/demo/suite.toml::case1[[]good[]]",
+        ]
+    )
+    selected = pytester.runpytest("--doceval", "--collect-only", "-q", "-k", "worse and not case0")
+    selected.stdout.fnmatch_lines(
+        ["*case1[[]worse[]]", "*case2[[]worse[]]", "*2/6 tests collected*"]
+    )
+
+
+def test_json_report_contract(pytester: pytest.Pytester, demo_suite: Callable[..., Path]) -> None:
+    demo_suite()
+    pytester.runpytest("--doceval", "--doceval-update", "--doceval-json", "out/r.json")
+    report = read_report(pytester.path / "out" / "r.json")
+    assert report["schema"] == "doceval-report/1"
+    suite = report["suites"]["demo"]
+    assert suite["kind"] == "documents" and suite["normalization"] == "fair-v1"
+    row = suite["results"][0]
+    assert {"case", "system", "outcome", "metrics", "counts"} <= set(row)
+    assert row["outcome"] == "passed"
+    for metric in ("cer", "wer", "body_cer", "cer_raw", "structure_f1", "structure_precision"):
+        assert isinstance(row["metrics"][metric], float)
+    assert set(row["counts"]["cer"]) == {
+        "hits",
+        "substitutions",
+        "deletions",
+        "insertions",
+        "reference_length",
+    }
+    agg = suite["aggregates"]["worse"]["cer"]
+    assert set(agg) >= {"mean", "ci_low", "ci_high", "n"} and agg["n"] == 3
+    assert agg["ci_low"] <= agg["mean"] <= agg["ci_high"]
+    cer_values = [r["metrics"]["cer"] for r in suite["results"] if r["system"] == "worse"]
+    assert agg["mean"] == pytest.approx(sum(cer_values) / 3)
+    counts = [r["counts"]["cer"] for r in suite["results"] if r["system"] == "worse"]
+    edits = sum(c["substitutions"] + c["deletions"] + c["insertions"] for c in counts)
+    assert agg["corpus"] == pytest.approx(edits / sum(c["reference_length"] for c in counts))
+
+
+def test_metrics_are_junit_properties(
+    pytester: pytest.Pytester, demo_suite: Callable[..., Path]
+) -> None:
+    demo_suite()
+    pytester.runpytest("--doceval", "--doceval-update", "--junitxml=junit.xml")
+    xml = (pytester.path / "junit.xml").read_text()
+    assert '<property name="cer" value="' in xml
+    assert '<property name="structure_f1" value="' in xml
+
+
+def test_xdist_gives_the_same_report(
+    pytester: pytest.Pytester, demo_suite: Callable[..., Path]
+) -> None:
+    demo_suite()
+    pytester.runpytest("--doceval", "--doceval-update")
+    plain = pytester.runpytest_subprocess("--doceval", "--doceval-json", "plain.json")
+    plain.assert_outcomes(passed=6)
+    par = pytester.runpytest_subprocess("--doceval", "-n", "2", "--doceval-json", "par.json")
+    par.assert_outcomes(passed=6)
+    a = read_report(pytester.path / "plain.json")["suites"]["demo"]
+    b = read_report(pytester.path / "par.json")["suites"]["demo"]
+    for rows in (a["results"], b["results"]):
+        for row in rows:
+            row.pop("duration", None)
+    for key in ("results", "aggregates", "comparisons", "baseline_deltas", "gates"):
+        assert a[key] == b[key], key
+
+
+def test_normalization_change_rescores_without_reparsing(
+    pytester: pytest.Pytester,
+) -> None:
+    from tests.conftest import write_suite
+
+    pytester.makeconftest(
+        """
+import pytest_doceval
+CALLS = []
+
+@pytest_doceval.register_parser("counting")
+class Counting:
+    name = "counting"
+    def __init__(self, settings): pass
+    def fingerprint(self): return {"system": "counting", "version": "1"}
+    def parse(self, pdf):
+        marker = pdf.parent.parent.parent / "calls.txt"
+        with open(marker, "a") as f:
+            f.write("x")
+        return "Tides moved water"
+"""
+    )
+    suite = write_suite(
+        pytester.path,
+        "docs",
+        {"c": {"truth": "# Tides moved water\n", "pdf": "Tides moved water"}},
+        systems=["counting"],
+        gates="",
+    )
+    pytester.runpytest("--doceval").assert_outcomes(passed=1)
+    pytester.runpytest("--doceval").assert_outcomes(passed=1)
+    toml = suite / "suite.toml"
+    toml.write_text(toml.read_text() + 'normalization = "plain-v1"\n'.join(["", ""]))
+    toml.write_text(
+        toml.read_text().replace(
+            'systems = ["counting"]', 'systems = ["counting"]\nnormalization = "plain-v1"'
+        )
+    )
+    pytester.runpytest("--doceval").assert_outcomes(passed=1)
+    assert (pytester.path / "cases" / "calls.txt").read_text() == "x"
+    report = read_report(pytester.path / "doceval-report.json")
+    assert report["suites"]["docs"]["normalization"] == "plain-v1"
+    pytester.runpytest("--doceval", "--doceval-no-cache").assert_outcomes(passed=1)
+    assert (pytester.path / "cases" / "calls.txt").read_text() == "xx"
