@@ -5,19 +5,33 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
 
-def write_text_atomic(path: Path, text: str) -> Path:
-    """Write `text` (UTF-8) to `path` via a temporary file in the same folder and `os.replace`."""
+def _file_mode(path: Path) -> int:
+    """The mode an ordinary write would leave: the existing file's, else 0666 less the umask.
+    (``mkstemp`` creates 0600, which would make reports and case files private.)"""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> Path:
+    """Write `data` to `path` through a temporary file in the same folder and `os.replace`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = _file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            os.fchmod(handle.fileno(), mode)
         os.replace(tmp, path)
     except BaseException:
         # A failed write must not leave debris that a later run could mistake for data.
@@ -25,6 +39,11 @@ def write_text_atomic(path: Path, text: str) -> Path:
             os.unlink(tmp)
         raise
     return path
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    """UTF-8 with ``\\n`` line ends, atomically."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def stable_json(data: Any) -> str:
