@@ -52,13 +52,26 @@ def unicode_nfkc(text: str) -> str:
 _PANDOC_FENCE = re.compile(r"^[ \t]*:{3,}.*$", re.MULTILINE)
 _PANDOC_ATTRS = re.compile(r"\{[ \t]*(?:[#.]|[\w-]+=)[^{}\n]*\}")
 _BRACKETED_SPAN = re.compile(r"\[([^\[\]\n]*)\]\{[^{}\n]*\}")
+_CROSS_REFERENCE = re.compile(
+    r"\[(\\\[[^\]\n]*\\\]|[^\[\]\n]*)\]\(#[^)\s]*\)\{[^{}\n]*reference-type=[^{}\n]*\}"
+)
+
+
+def _cross_reference_text(match: re.Match[str]) -> str:
+    # pandoc could not number an equation reference and wrote its label, e.g. "\[eq:x\]": the
+    # PDF shows "(1)" there, so the label is an artifact; a resolved "[1]" is shown text.
+    text = match.group(1)
+    return "" if text.startswith("\\[") else text
 
 
 def remove_pandoc_divs(text: str) -> str:
-    """Step 1: pandoc fenced-div lines (``::: thebibliography``, ``:::``) and attribute blocks
-    (``{#sec:intro}``, ``{.smallcaps}``, ``{reference-type="ref" reference="tab:x"}`` after a
-    cross-reference link); the content inside a div or a span is kept."""
+    r"""Step 1: pandoc fenced-div lines (``::: thebibliography``, ``:::``) and attribute blocks
+    (``{#sec:intro}``, ``{.smallcaps}``); the content inside a div or a span is kept. Pandoc's
+    cross-references (the reference attributes of seed 002's step 1) become their shown text:
+    ``[1](#tab:x){reference-type="ref" ...}`` is ``1`` (the PDF shows "Table 1"), and an
+    unresolved equation label ``[\[eq:x\]](#eq:x){...}`` goes (the PDF shows a number)."""
     text = _PANDOC_FENCE.sub("", text)
+    text = _CROSS_REFERENCE.sub(_cross_reference_text, text)
     text = _BRACKETED_SPAN.sub(r"\1", text)
     return _PANDOC_ATTRS.sub("", text)
 

@@ -22,7 +22,9 @@ def levenshtein(a: list[str] | str, b: list[str] | str) -> int:
 def test_hand_edited_characters() -> None:
     # "kitten" -> "sitting": k->s (S), e->i (S), +g (I): the classic 3 edits.
     counts = character_errors("kitten", "sitting")
-    assert counts == ErrorCounts(hits=4, substitutions=2, deletions=0, insertions=1, reference_length=6)
+    assert counts == ErrorCounts(
+        hits=4, substitutions=2, deletions=0, insertions=1, reference_length=6
+    )
     assert counts.rate == 3 / 6
 
 

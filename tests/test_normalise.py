@@ -17,7 +17,9 @@ from pytest_doceval import normalise as n
         ("::: thebibliography\nBody\n:::", "\nBody\n"),
         ("# Intro {#sec:intro}", "# Intro "),
         ("[Small Caps]{.smallcaps} text", "Small Caps text"),
-        ('Table [1](#tab:s){reference-type="ref" reference="tab:s"} lists', "Table [1](#tab:s) lists"),
+        ('Table [1](#tab:s){reference-type="ref" reference="tab:s"} lists', "Table 1 lists"),
+        (r'eq. ([\[eq:e\]](#eq:e){reference-type="ref" reference="eq:e"})', "eq. ()"),
+        ('x{width="50%"}', "x"),
     ],
 )
 def test_remove_pandoc_divs(text: str, expected: str) -> None:

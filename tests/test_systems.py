@@ -1,0 +1,140 @@
+"""The built-in parsers on real PDFs, and the registry users extend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from pytest_doceval.errors import CaseInputError
+from pytest_doceval.systems import SystemRegistry, build_registry, register_parser
+from pytest_doceval.systems.pdf import open_pdf
+from pytest_doceval.systems.pymupdf_text import _TEXT_FLAGS, PyMuPDFText
+from tests.conftest import make_pdf
+
+CASES = Path(__file__).resolve().parents[1] / "cases"
+TIDAL = CASES / "papers" / "tidal-storage" / "document.pdf"
+SCAN = CASES / "scans" / "allotment-water"
+
+
+def test_pymupdf_expands_ligatures() -> None:
+    assert not _TEXT_FLAGS & pymupdf.TEXT_PRESERVE_LIGATURES
+
+
+def test_pymupdf_text_pages_in_order(tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "d.pdf", ["first page words", "second page words"])
+    text = PyMuPDFText().parse(pdf)
+    assert text.index("first page") < text.index("second page")
+
+
+@pytest.mark.skipif(not TIDAL.is_file(), reason="example case not built")
+def test_pymupdf_merges_tables_once() -> None:
+    text = PyMuPDFText().parse(TIDAL)
+    rows = [line for line in text.splitlines() if line.startswith("|") and "Kelda Sound" in line]
+    assert len(rows) == 1  # as a markdown table row ...
+    assert text.count("Kelda Sound") == 1  # ... and not again as loose text
+
+
+def test_pymupdf_without_tables(tmp_path: Path) -> None:
+    parser = PyMuPDFText({"tables": False})
+    assert parser.fingerprint()["tables"] is False
+    with pytest.raises(ValueError, match="unknown pymupdf settings: colour"):
+        PyMuPDFText({"colour": 1})
+
+
+@pytest.mark.skipif(not SCAN.is_dir(), reason="example case not built")
+def test_rapidocr_reads_the_scan() -> None:
+    from pytest_doceval.metrics import character_errors
+    from pytest_doceval.normalise import FAIR_V1
+    from pytest_doceval.systems.rapidocr_ocr import RapidOCRParser
+
+    parser = RapidOCRParser({"dpi": 150})
+    text = parser.parse(SCAN / "document.pdf")
+    truth = (SCAN / "truth.md").read_text(encoding="utf-8")
+    assert character_errors(FAIR_V1(truth), FAIR_V1(text)).rate < 0.1
+    assert PyMuPDFText().parse(SCAN / "document.pdf") == ""  # no text layer at all
+
+
+def test_rapidocr_settings_are_checked() -> None:
+    from pytest_doceval.systems.rapidocr_ocr import RapidOCRParser
+
+    assert RapidOCRParser({}).fingerprint()["dpi"] == 300
+    with pytest.raises(ValueError, match="dpi"):
+        RapidOCRParser({"dpi": 10})
+
+
+@pytest.mark.skipif(not TIDAL.is_file(), reason="example case not built")
+def test_pymupdf4llm_emits_markdown_structure() -> None:
+    from pytest_doceval.systems.pymupdf4llm_md import PyMuPDF4LLM
+
+    text = PyMuPDF4LLM().parse(TIDAL)
+    assert any(line.startswith("#") for line in text.splitlines())
+    assert any(line.startswith("|") for line in text.splitlines())
+
+
+def test_open_pdf_refuses_bad_files(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(b"%PDF-1.4 nonsense")
+    with pytest.raises(CaseInputError, match=r"bad\.pdf: not a readable PDF"):
+        open_pdf(bad)
+    with pytest.raises(CaseInputError, match=r"missing\.pdf: file not found"):
+        open_pdf(tmp_path / "missing.pdf")
+    enc = tmp_path / "enc.pdf"
+    doc = pymupdf.open()
+    doc.new_page()
+    doc.save(enc, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="u", owner_pw="o")
+    with pytest.raises(CaseInputError, match="encrypted"):
+        open_pdf(enc)
+
+
+def test_registry_builtins_hooks_and_decorator() -> None:
+    calls: list[str] = []
+
+    def from_hook(registry: SystemRegistry) -> None:
+        calls.append("hook")
+        registry.register("hooked", lambda settings: PyMuPDFText(settings))
+
+    @register_parser("decorated-test-parser")
+    class Decorated:
+        name = "decorated-test-parser"
+
+        def __init__(self, settings: dict) -> None:
+            self.settings = settings
+
+        def fingerprint(self) -> dict:
+            return {"system": self.name}
+
+        def parse(self, pdf: Path) -> str:
+            return "x"
+
+    registry = build_registry([from_hook])
+    assert {"pymupdf", "rapidocr", "pymupdf4llm", "hooked", "decorated-test-parser"} <= set(
+        registry.names()
+    )
+    assert calls == ["hook"]
+    assert registry.create("decorated-test-parser", {"a": 1}).settings == {"a": 1}
+
+
+def test_registry_refuses_clashes_and_bad_names() -> None:
+    registry = build_registry()
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.register("pymupdf", PyMuPDFText)
+    with pytest.raises(ValueError, match="must be non-empty"):
+        registry.register("bad[name]", PyMuPDFText)
+
+
+def test_entry_point_systems_are_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.metadata import EntryPoint
+
+    from pytest_doceval.systems import registry as registry_module
+
+    ep = EntryPoint(
+        name="from-package",
+        value="pytest_doceval.systems.pymupdf_text:PyMuPDFText",
+        group=registry_module.ENTRY_POINT_GROUP,
+    )
+    monkeypatch.setattr(registry_module, "entry_points", lambda group: [ep])
+    registry = build_registry()
+    assert "from-package" in registry
+    assert isinstance(registry.create("from-package"), PyMuPDFText)
