@@ -13,6 +13,30 @@ import pytest
 REALDATA = Path(__file__).resolve().parents[1].parent / "shared" / "realdata"
 
 
+def _warm_up_lazy_imports() -> None:
+    """Run every statistic once, here, before any pytester run.
+
+    pytester's in-process runs restore ``sys.modules`` afterwards, dropping modules first
+    imported during the run; scipy imports parts of itself lazily inside its functions, and a
+    dropped half of scipy then fails to import again ("No module named array_api_compat").
+    Importing them at conftest time puts them in every snapshot.
+    """
+    from pytest_doceval import stats
+    from pytest_doceval.report import analysis, html, merge  # noqa: F401
+
+    a, b = [0.1, 0.2, 0.3, 0.2], [0.1, 0.25, 0.35, 0.3]
+    stats.compare_paired(dict(enumerate(a)), dict(enumerate(b)), a="a", b="b", metric="m")
+    stats.compare_paired({0: 1.0, 1: 0.0}, {0: 0.0, 1: 0.0}, a="a", b="b", metric="m", binary=True)
+    stats.significant_regression(
+        dict(enumerate(a)), dict(enumerate(b)), metric="cer", direction="lower", margin=0.005
+    )
+    stats.bootstrap_ratio_ci([1, 2], [10, 20])
+    stats.wilcoxon_p(a, a)
+
+
+_warm_up_lazy_imports()
+
+
 def make_pdf(path: Path, pages: list[str], *, fontsize: int = 11) -> Path:
     """A text PDF, one string per page, lines at 11pt Helvetica."""
     path.parent.mkdir(parents=True, exist_ok=True)

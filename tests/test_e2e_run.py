@@ -198,7 +198,6 @@ class Counting:
     pytester.runpytest("--doceval").assert_outcomes(passed=1)
     pytester.runpytest("--doceval").assert_outcomes(passed=1)
     toml = suite / "suite.toml"
-    toml.write_text(toml.read_text() + 'normalization = "plain-v1"\n'.join(["", ""]))
     toml.write_text(
         toml.read_text().replace(
             'systems = ["counting"]', 'systems = ["counting"]\nnormalization = "plain-v1"'

@@ -18,10 +18,11 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     for name, suite in report.get("suites", {}).items():
         outcomes = ", ".join(f"{n} {k}" for k, n in suite.get("outcomes", {}).items())
-        head = f"{name} ({suite.get('kind')}, {suite.get('normalization', '-')}): {outcomes}"
-        lines.append(head)
         if suite.get("error"):
+            lines.append(f"{name}: {outcomes}")
             lines.append(f"  suite error: {suite['error']}")
+            continue
+        lines.append(f"{name} ({suite.get('kind')}, {suite.get('normalization', '-')}): {outcomes}")
         for note in suite.get("notes", []):
             lines.append(f"  note: {note}")
         aggregates = suite.get("aggregates", {})
