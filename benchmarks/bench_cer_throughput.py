@@ -71,8 +71,10 @@ def main() -> None:
     print(f"{args.docs} documents of {args.chars:,} characters, {args.edit_rate:.0%} edits")
     base = seconds["rapidfuzz Levenshtein.distance"]
     for name, s in seconds.items():
-        print(f"  {name:<52} {total / s / 1e6:8.2f} M chars/s  {s / args.docs * 1e3:8.1f} ms/doc"
-              f"  x{s / base:6.1f} vs distance")
+        print(
+            f"  {name:<52} {total / s / 1e6:8.2f} M chars/s  {s / args.docs * 1e3:8.1f} ms/doc"
+            f"  x{s / base:6.1f} vs distance"
+        )
     print("  (counts verified equal to rapidfuzz's distance on every document)")
 
 

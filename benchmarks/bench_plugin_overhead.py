@@ -46,8 +46,17 @@ def write_suite(root: Path, cases: int, chars: int, rng: random.Random) -> list[
 
 
 def run(root: Path, workers: int) -> float:
-    cmd = [sys.executable, "-m", "pytest", "--doceval", "-q", "-p", "no:cacheprovider",
-           "--doceval-html=", "--doceval-update"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--doceval",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--doceval-html=",
+        "--doceval-update",
+    ]
     if workers:
         cmd += ["-n", str(workers)]
     start = time.perf_counter()
@@ -81,8 +90,10 @@ def main() -> None:
     print(f"  pytest --doceval wall time      {total:8.2f} s  ({total / n * 1e3:.2f} ms/case)")
     print(f"  start-up (one-case suite)       {startup:8.2f} s")
     print(f"  metrics alone (score_document)  {metric:8.2f} s  ({metric / n * 1e3:.2f} ms/case)")
-    print(f"  plugin overhead per case        {overhead * 1e3:8.2f} ms  "
-          f"(wall - start-up - metrics) / cases")
+    print(
+        f"  plugin overhead per case        {overhead * 1e3:8.2f} ms  "
+        f"(wall - start-up - metrics) / cases"
+    )
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from typing import Any
 
 from pytest_doceval import stats
 from pytest_doceval.config import StatsConfig
-from pytest_doceval.gates import parse_suite_gates
+from pytest_doceval.gates import parse_suite_gates, rounded
 from pytest_doceval.metrics import direction_of
 from pytest_doceval.results import MEASURED
 
@@ -115,7 +115,9 @@ def baseline_deltas(rows: Sequence[Mapping[str, Any]], config: StatsConfig) -> l
             common = sorted(set(current[system]) & set(baseline.get(system, {})))
             if not common:
                 continue
-            a = [current[system][c] for c in common]
+            # Baselines hold 6 decimals; compare today's numbers at the same precision, or
+            # rounding noise of 1e-7 on every case would read as a significant change.
+            a = [rounded(current[system][c]) for c in common]
             b = [baseline[system][c] for c in common]
             interval = stats.paired_bootstrap_ci(
                 a, b, resamples=config.resamples, confidence=config.confidence, seed=config.seed
@@ -168,7 +170,7 @@ def suite_gate_results(
                 )
                 continue
             decision = stats.significant_regression(
-                current[system],
+                {case: rounded(value) for case, value in current[system].items()},
                 base,
                 metric=gate.metric,
                 direction=direction_of(gate.metric),

@@ -1,0 +1,103 @@
+"""The report's numbers from rows, checked against direct computations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from pytest_doceval.config import StatsConfig
+from pytest_doceval.report.analysis import analyse_suite, baseline_deltas
+
+
+def _rows() -> list[dict]:
+    rng = np.random.default_rng(7)
+    rows = []
+    for i in range(12):
+        for system, shift in (("a", 0.0), ("b", 0.03)):
+            cer = float(np.clip(rng.normal(0.1 + shift, 0.02), 0, 1))
+            length = int(rng.integers(500, 2000))
+            errors = round(cer * length)
+            rows.append(
+                {
+                    "case": f"c{i:02d}",
+                    "system": system,
+                    "outcome": "passed",
+                    "metrics": {"cer": errors / length, "structure_f1": float(i % 2)},
+                    "counts": {
+                        "cer": {
+                            "hits": length - errors,
+                            "substitutions": errors,
+                            "deletions": 0,
+                            "insertions": 0,
+                            "reference_length": length,
+                        }
+                    },
+                    "baseline": {"cer": round(errors / length - 0.01, 6)},
+                }
+            )
+    rows.append(
+        {
+            "case": "broken",
+            "system": "a",
+            "outcome": "error",
+            "metrics": {},
+            "counts": {},
+            "baseline": None,
+        }
+    )
+    return rows
+
+
+def test_aggregates_match_direct_computation() -> None:
+    rows = _rows()
+    suite = analyse_suite({"kind": "documents"}, rows, StatsConfig(resamples=500))
+    agg = suite["aggregates"]["a"]["cer"]
+    values = [r["metrics"]["cer"] for r in rows if r["system"] == "a" and r["metrics"]]
+    assert agg["n"] == 12  # the errored row is not a measurement
+    assert agg["mean"] == pytest.approx(np.mean(values))
+    counts = [r["counts"]["cer"] for r in rows if r["system"] == "a" and r["counts"]]
+    corpus = sum(c["substitutions"] for c in counts) / sum(c["reference_length"] for c in counts)
+    assert agg["corpus"] == pytest.approx(corpus)
+    assert suite["outcomes"] == {"error": 1, "passed": 24}
+
+
+def test_comparisons_match_scipy_and_flag_binary_metrics() -> None:
+    rows = _rows()
+    suite = analyse_suite({"kind": "documents"}, rows, StatsConfig(resamples=500))
+    cer = next(c for c in suite["comparisons"] if c["metric"] == "cer")
+    a = [r["metrics"]["cer"] for r in rows if r["system"] == "a" and r["metrics"]]
+    b = [r["metrics"]["cer"] for r in rows if r["system"] == "b" and r["metrics"]]
+    assert (cer["a"], cer["b"], cer["n"]) == ("a", "b", 12)
+    assert cer["mean_diff"] == pytest.approx(np.mean(np.subtract(a, b)))
+    assert cer["p_ttest"] == pytest.approx(sps.ttest_rel(a, b).pvalue)
+    assert cer["p_wilcoxon"] == pytest.approx(sps.wilcoxon(a, b).pvalue)
+    assert "p_mcnemar" not in cer
+    f1 = next(c for c in suite["comparisons"] if c["metric"] == "structure_f1")
+    assert "p_mcnemar" in f1  # 0/1 values: a binary metric
+
+
+def test_baseline_deltas_current_minus_baseline() -> None:
+    rows = _rows()
+    [delta] = [
+        d
+        for d in baseline_deltas(rows, StatsConfig(resamples=500))
+        if d["system"] == "a" and d["metric"] == "cer"
+    ]
+    assert delta["mean_diff"] == pytest.approx(0.01, abs=1e-6)
+    assert delta["verdict"] == "worse" and delta["significant"]
+
+
+def test_rounding_noise_is_not_a_change() -> None:
+    rows = [
+        {
+            "case": f"c{i}",
+            "system": "s",
+            "outcome": "passed",
+            "metrics": {"cer": 0.1234564 + i / 100},
+            "baseline": {"cer": round(0.1234564 + i / 100, 6)},
+        }
+        for i in range(10)
+    ]
+    [delta] = baseline_deltas(rows, StatsConfig(resamples=200))
+    assert delta["mean_diff"] == 0.0 and not delta["significant"]
