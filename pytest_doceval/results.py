@@ -23,6 +23,8 @@ class CaseResult:
     system: str
     metrics: dict[str, float]
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    # Kind-specific extras for the report (e.g. structure TP/FP/FN), builtin types only.
+    details: dict[str, Any] = field(default_factory=dict)
     fingerprint: dict[str, Any] = field(default_factory=dict)
     cache_key: str | None = None
     diff: dict[str, Any] | None = None
@@ -39,6 +41,7 @@ class CaseResult:
             "system": self.system,
             "metrics": {k: _builtin_float(v) for k, v in self.metrics.items()},
             "counts": {k: {name: int(n) for name, n in v.items()} for k, v in self.counts.items()},
+            "details": _plain(self.details),
             "fingerprint": _plain(self.fingerprint),
             "cache_key": self.cache_key,
             "diff": self.diff,

@@ -128,6 +128,10 @@ def test_json_report_contract(pytester: pytest.Pytester, demo_suite: Callable[..
         "insertions",
         "reference_length",
     }
+    edit_keys = {"hits", "substitutions", "deletions", "insertions", "reference_length"}
+    assert set(row["counts"]) == {"cer", "wer", "body_cer", "cer_raw"}
+    assert all(set(c) == edit_keys for c in row["counts"].values())
+    assert set(row["details"]["structure_counts"]["all"]) == {"tp", "fp", "fn"}
     agg = suite["aggregates"]["worse"]["cer"]
     assert set(agg) >= {"mean", "ci_low", "ci_high", "n"} and agg["n"] == 3
     assert agg["ci_low"] <= agg["mean"] <= agg["ci_high"]

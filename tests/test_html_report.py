@@ -617,8 +617,8 @@ def test_renders_a_report_built_by_the_analysis() -> None:
                             "insertions": 1,
                             "reference_length": 99,
                         },
-                        "structure": {"tp": 3, "fp": 1, "fn": 0},
                     },
+                    "details": {"structure_counts": {"all": {"tp": 3, "fp": 1, "fn": 0}}},
                     "notes": [],
                     "diff": {"metric": "cer", "ops": [["=", "abc"], ["S", "d", "e"]]},
                 }
@@ -637,5 +637,5 @@ def test_renders_a_report_built_by_the_analysis() -> None:
     found = details(document)
     assert set(found) == set(range(8))
     detail, chunk = found[0]
-    assert detail["counts"]["structure"] == {"tp": 3, "fp": 1, "fn": 0}
+    assert detail["counts"]["structure_all"] == {"tp": 3, "fp": 1, "fn": 0}
     assert expand(detail["diff"], chunk) == [["=", "abc"], ["S", "d", "e"]]

@@ -942,6 +942,12 @@ def _detail(row: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("nodeid", "message", "metrics", "baseline", "counts"):
         if row.get(key) is not None:
             out[key] = _plain(row[key], 6)
+    # Kind-specific counts (structure TP/FP/FN) are drawn as count tables beside S/D/I.
+    extra = _mapping(_mapping(row.get("details")).get("structure_counts"))
+    if extra:
+        counts = dict(_mapping(out.get("counts")))
+        counts.update({f"structure_{kind}": _plain(value, 6) for kind, value in extra.items()})
+        out["counts"] = counts
     notes = _strings(row.get("notes"))
     if notes:
         out["notes"] = notes

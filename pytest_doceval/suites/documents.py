@@ -58,6 +58,7 @@ def read_text_file(path: Path, what: str) -> str:
 class DocumentScore:
     metrics: dict[str, float]
     counts: dict[str, dict[str, int]]
+    structure_counts: dict[str, dict[str, int]]
     diff: dict[str, Any]
 
 
@@ -92,10 +93,12 @@ def score_document(truth: str, output: str, *, language: str, normalization: str
         "wer": words.to_dict(),
         "cer_raw": raw.to_dict(),
         "body_cer": body.to_dict(),
-        "structure": structure.overall.to_dict(),
-        **{f"structure_{k}": v.to_dict() for k, v in structure.by_type.items()},
     }
-    return DocumentScore(metrics, counts, {"metric": "cer", "ops": chars.ops})
+    structure_counts = {
+        "all": structure.overall.to_dict(),
+        **{kind: c.to_dict() for kind, c in structure.by_type.items()},
+    }
+    return DocumentScore(metrics, counts, structure_counts, {"metric": "cer", "ops": chars.ops})
 
 
 @suite_kind
@@ -208,6 +211,7 @@ class DocumentsSuite(Suite):
             system=ref.system,
             metrics=score.metrics,
             counts=score.counts,
+            details={"structure_counts": score.structure_counts},
             fingerprint=fingerprint,
             cache_key=key,
             diff=score.diff,
