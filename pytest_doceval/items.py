@@ -41,10 +41,11 @@ class SuiteFile(pytest.File):
 class SuiteErrorItem(pytest.Item):
     """Stands for a suite that could not be loaded; fails with the cause."""
 
+    is_doceval_item = True
+
     def __init__(self, *, error: DocevalError, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
-        self.doceval_row: dict[str, Any] | None = None
 
     def runtest(self) -> None:
         raise self.error
@@ -55,6 +56,8 @@ class SuiteErrorItem(pytest.Item):
 
 class CaseItem(pytest.Item):
     """One (case, system) of a suite."""
+
+    is_doceval_item = True
 
     def __init__(self, *, ref: CaseRef, **kwargs: Any) -> None:
         super().__init__(**kwargs)

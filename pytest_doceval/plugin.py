@@ -136,18 +136,20 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    row = getattr(item, "doceval_row", None)
-    if row is None and not hasattr(item, "error"):
+    if not getattr(item, "is_doceval_item", False):
         return report
     from pytest_doceval.errors import DocevalError
+    from pytest_doceval.items import GateFailure
 
     if call.excinfo is not None and isinstance(call.excinfo.value, DocevalError):
         # The cause, not a traceback into the plugin. Gate messages name the case already;
         # an input error names its file, and the test id adds which system met it.
         error = call.excinfo.value
-        gate = type(error).__name__ == "GateFailure"
-        report.longrepr = str(error) if gate else f"{item.nodeid}: {error}"
-    if row is None:
+        report.longrepr = (
+            str(error) if isinstance(error, GateFailure) else f"{item.nodeid}: {error}"
+        )
+    row = getattr(item, "doceval_row", None)
+    if row is None:  # a suite that could not be loaded: logged as a lost row
         return report
     if call.when == "setup" and (report.failed or report.skipped):
         row["outcome"] = "skipped" if report.skipped else "error"
@@ -172,7 +174,7 @@ class SessionHooks:
         if row is not None:
             self.session.add_row(self._suite_file(report.nodeid), row)
         elif report.failed and report.nodeid.split("::")[0].endswith("suite.toml"):
-            # A crashed xdist worker's item: keep it visible in the report.
+            # A broken suite, or an item whose xdist worker crashed: keep it in the report.
             self.session.add_row(self._suite_file(report.nodeid), _lost_row(report))
 
     def _suite_file(self, nodeid: str) -> Path:

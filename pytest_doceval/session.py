@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +63,6 @@ def in_shard(suite: str, case: str, shard: tuple[int, int]) -> bool:
     return int.from_bytes(digest[:8], "big") % shard[1] == shard[0] - 1
 
 
-@dataclass
-class SuiteRows:
-    file: Path
-    rows: list[dict[str, Any]] = field(default_factory=list)
-
-
 class DocevalSession:
     def __init__(self, config: pytest.Config, project: ProjectConfig, options: Options) -> None:
         self.config = config
@@ -77,10 +71,11 @@ class DocevalSession:
         self.rootpath = config.rootpath
         self._registry: SystemRegistry | None = None
         self._suites: dict[Path, Suite | DocevalError] = {}
+        self._resolved: dict[Path, Path] = {}  # resolving costs syscalls on every test
         self._names: dict[str, Path] = {}
         self._baselines: dict[str, BaselineFile | DocevalError | None] = {}
         self.cache = OutputCache(options.cache_dir)
-        self.collected: dict[Path, SuiteRows] = {}
+        self.collected: dict[Path, list[dict[str, Any]]] = {}
         self.summary_lines: list[str] = []
         self.gate_failures: list[str] = []
 
@@ -100,7 +95,7 @@ class DocevalSession:
     def suite(self, file: Path) -> Suite:
         """The suite defined by `file` (cached, errors too: a bad suite fails the same way
         every time it is asked for)."""
-        file = file.resolve()
+        file = self._resolved.get(file) or self._resolved.setdefault(file, file.resolve())
         if file not in self._suites:
             try:
                 suite = make_suite(load_suite_spec(file), self.registry)
@@ -179,8 +174,7 @@ class DocevalSession:
     # -- the controller -----------------------------------------------------------------------
 
     def add_row(self, suite_file: Path, row: Mapping[str, Any]) -> None:
-        entry = self.collected.setdefault(suite_file, SuiteRows(suite_file))
-        entry.rows.append(dict(row))
+        self.collected.setdefault(suite_file, []).append(dict(row))
 
     def finish(self) -> bool:
         """Aggregate, write report and baselines, apply suite gates. True if a gate failed."""
@@ -190,7 +184,7 @@ class DocevalSession:
 
         sections: dict[str, Any] = {}
         for file in sorted(self.collected):
-            rows = self.collected[file].rows
+            rows = self.collected[file]
             try:
                 suite = self.suite(file)
             except DocevalError as exc:
