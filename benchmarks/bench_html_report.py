@@ -46,12 +46,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_doceval.metrics.text import elide_equal
 from pytest_doceval.report.html import render_html
 
 CHROMIUM = "/usr/bin/chromium"
 TARGET_MB = 5.0
 TARGET_S = 2.0
-DIFF_CONTEXT = 40
 CHROMIUM_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -238,23 +238,13 @@ def system_output(
 
 
 def elide(ops: list[list[Any]]) -> list[list[Any]]:
-    """Long equal runs kept only as context around edits, as `metrics.text._equal_ops`."""
+    """Long equal runs kept only as context around edits, exactly as real report diffs are."""
     out: list[list[Any]] = []
     for index, op in enumerate(ops):
-        if op[0] != "=":
+        if op[0] == "=":
+            out.extend(elide_equal(op[1], first=index == 0, last=index == len(ops) - 1))
+        else:
             out.append(op)
-            continue
-        text = op[1]
-        head = 0 if index == 0 else DIFF_CONTEXT
-        tail = 0 if index == len(ops) - 1 else DIFF_CONTEXT
-        if len(text) <= head + tail + 10:
-            out.append(op)
-            continue
-        if head:
-            out.append(["=", text[:head]])
-        out.append(["…", len(text) - head - tail])
-        if tail:
-            out.append(["=", text[-tail:]])
     return out
 
 

@@ -104,7 +104,7 @@ def _diff_ops(output: jiwer.CharacterOutput) -> list[list[str | int]]:
         r = ref[chunk.ref_start_idx : chunk.ref_end_idx]
         h = hyp[chunk.hyp_start_idx : chunk.hyp_end_idx]
         if chunk.type == "equal":
-            ops.extend(_equal_ops(r, first=index == 0, last=index == len(chunks) - 1))
+            ops.extend(elide_equal(r, first=index == 0, last=index == len(chunks) - 1))
         elif chunk.type == "substitute":
             ops.append(["S", r, h])
         elif chunk.type == "delete":
@@ -120,7 +120,9 @@ def _diff_ops(output: jiwer.CharacterOutput) -> list[list[str | int]]:
     return ops
 
 
-def _equal_ops(text: str, *, first: bool, last: bool) -> list[list[str | int]]:
+def elide_equal(text: str, *, first: bool, last: bool) -> list[list[str | int]]:
+    """An equal run as diff ops: kept whole when short, else only `DIFF_CONTEXT` characters
+    next to each neighbouring edit (none before the first or after the last) and ``["…", n]``."""
     head = 0 if first else DIFF_CONTEXT
     tail = 0 if last else DIFF_CONTEXT
     if len(text) <= head + tail + 10:
