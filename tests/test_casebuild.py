@@ -20,16 +20,13 @@ from pytest_doceval.casebuild import (
     make_image_only_pdf,
     markdown_to_html,
 )
+from tests.conftest import REALDATA
 
 HAVE_LATEX = shutil.which("pdflatex") is not None and shutil.which("pandoc") is not None
 needs_latex = pytest.mark.skipif(not HAVE_LATEX, reason="pdflatex and pandoc are not on PATH")
 
 REPO = Path(__file__).resolve().parents[1]
-REALDATA = Path(
-    os.environ.get(
-        "DOCEVAL_REALDATA", Path(__file__).resolve().parents[1].parent / "shared" / "realdata"
-    )
-)
+
 
 SMALL_TEX = r"""\documentclass{article}
 \usepackage{amsmath}
