@@ -118,6 +118,9 @@ def update_baseline(
             changes.append(
                 BaselineChange(key, "changed", _describe(previous["metrics"], new["metrics"]))
             )
+        elif previous.get("fingerprint") != new["fingerprint"]:
+            # Same numbers from a different system version: worth a line in the PR diff.
+            changes.append(BaselineChange(key, "changed", "fingerprint only, same numbers"))
         else:
             new["updated"] = previous.get("updated", today)  # unchanged numbers keep their date
         entries[key] = new

@@ -116,3 +116,26 @@ def test_disabled_cache_always_computes(tmp_path: Path) -> None:
     cache = OutputCache(None)
     assert not cache.get_or_compute({}, "d", lambda: "a").hit
     assert not cache.get_or_compute({}, "d", lambda: "a").hit
+
+
+def test_fingerprint_change_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    update_baseline(
+        path,
+        suite="s",
+        normalization="fair-v1",
+        rows=[row("a", "p", 0.1)],
+        defined_keys={"a[p]"},
+        today="2026-01-01",
+    )
+    new = dict(row("a", "p", 0.1), fingerprint={"v": 2})
+    changes = update_baseline(
+        path,
+        suite="s",
+        normalization="fair-v1",
+        rows=[new],
+        defined_keys={"a[p]"},
+        today="2026-01-02",
+    )
+    assert [str(c) for c in changes] == ["changed a[p]: fingerprint only, same numbers"]
+    assert json.loads(path.read_text())["entries"]["a[p]"]["fingerprint"] == {"v": 2}

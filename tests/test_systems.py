@@ -36,6 +36,17 @@ def test_pymupdf_merges_tables_once() -> None:
     assert text.count("Kelda Sound") == 1  # ... and not again as loose text
 
 
+KOREAN = CASES / "korean" / "allotment-water-ko" / "document.pdf"
+
+
+@pytest.mark.skipif(not KOREAN.is_file(), reason="example case not built")
+def test_pymupdf_table_with_external_header_invents_nothing() -> None:
+    text = PyMuPDFText().parse(KOREAN)
+    assert "Col2" not in text
+    assert text.count("결과") == 1  # the heading above the table, emitted once
+    assert "|저장통 있음|17|310|" in text
+
+
 def test_pymupdf_without_tables(tmp_path: Path) -> None:
     parser = PyMuPDFText({"tables": False})
     assert parser.fingerprint()["tables"] is False

@@ -15,13 +15,18 @@ from pytest_doceval.systems.pdf import open_pdf
 
 class PyMuPDF4LLM:
     name = "pymupdf4llm"
+    revision = 1  # bump when this module's code changes the output (keys the cache)
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         if settings:
             raise ValueError(f"unknown pymupdf4llm settings: {', '.join(sorted(settings))}")
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"system": self.name, "pymupdf4llm": version("pymupdf4llm")}
+        return {
+            "system": self.name,
+            "revision": self.revision,
+            "pymupdf4llm": version("pymupdf4llm"),
+        }
 
     def parse(self, pdf: Path) -> str:
         import pymupdf4llm

@@ -23,6 +23,8 @@ class PyMuPDFText:
     """
 
     name = "pymupdf"
+    # Bump when this parser's own code changes its output: the fingerprint keys the cache.
+    revision = 2
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         settings = dict(settings or {})
@@ -31,7 +33,12 @@ class PyMuPDFText:
             raise ValueError(f"unknown pymupdf settings: {', '.join(sorted(settings))}")
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"system": self.name, "pymupdf": pymupdf.VersionBind, "tables": self.tables}
+        return {
+            "system": self.name,
+            "revision": self.revision,
+            "pymupdf": pymupdf.VersionBind,
+            "tables": self.tables,
+        }
 
     def parse(self, pdf: Path) -> str:
         with open_pdf(pdf) as doc:
@@ -50,6 +57,17 @@ class PyMuPDFText:
                 parts.append(text.strip())
             elif inside not in emitted:
                 emitted.add(inside)
-                parts.append(tables[inside].to_markdown().strip())
-        parts += [t.to_markdown().strip() for i, t in enumerate(tables) if i not in emitted]
+                parts.append(_table_markdown(tables[inside]))
+        parts += [_table_markdown(t) for i, t in enumerate(tables) if i not in emitted]
         return "\n".join(part for part in parts if part)
+
+
+def _table_markdown(table: pymupdf.table.Table) -> str:
+    """The table as markdown. When PyMuPDF takes the line above a table as its header
+    (``header.external``), that line is already in the text as its own block and its other
+    columns come out as invented names ("Col2"): the table's own first row is the header then,
+    so no text is emitted twice and none is made up."""
+    lines = table.to_markdown().strip().splitlines()
+    if table.header.external and len(lines) > 2:
+        lines = [lines[2], lines[1], *lines[3:]]
+    return "\n".join(lines)

@@ -27,6 +27,7 @@ class RapidOCRParser:
     """OCR of every page rendered at ``dpi`` (default 300); lines joined in reading order."""
 
     name = "rapidocr"
+    revision = 1  # bump when this module's code changes the output (keys the cache)
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         settings = dict(settings or {})
@@ -39,6 +40,7 @@ class RapidOCRParser:
     def fingerprint(self) -> dict[str, Any]:
         return {
             "system": self.name,
+            "revision": self.revision,
             "rapidocr": version("rapidocr"),
             "onnxruntime": version("onnxruntime"),
             "dpi": self.dpi,
