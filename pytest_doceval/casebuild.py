@@ -17,18 +17,12 @@ Every file is written atomically (a temporary file in the same folder, then ``os
 failed or interrupted build leaves the old case as it was. Every failure is a
 :class:`CaseBuildError` whose message names the input file and the cause.
 
-Command line (to rebuild the example cases)::
-
-    python -m pytest_doceval.casebuild latex cases/papers/tidal-storage/source.tex \\
-        cases/papers/tidal-storage
-    python -m pytest_doceval.casebuild latex SRC.tex OUT_DIR --image-only --dpi 150
-    python -m pytest_doceval.casebuild markdown SRC.md OUT_DIR [--title TITLE]
-    python -m pytest_doceval.casebuild image-only IN.pdf OUT.pdf [--dpi 150]
+Command line: ``doceval build-case SOURCE OUT_DIR [--image-only]`` (see `pytest_doceval.cli`),
+e.g. ``doceval build-case cases/papers/tidal-storage/source.tex cases/papers/tidal-storage``.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import html
@@ -38,7 +32,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -643,54 +636,3 @@ def make_image_only_pdf(pdf: Path, out: Path, *, dpi: int = 150) -> Path:
         return write_bytes_atomic(out, data)
     except OSError as exc:
         raise CaseBuildError(f"{pdf}: cannot write {out}: {exc}") from exc
-
-
-# --------------------------------------------------------------------------- command line
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pytest_doceval.casebuild {latex,markdown,image-only} ...``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m pytest_doceval.casebuild", description="Build evaluation cases."
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_tex = sub.add_parser("latex", help="pdflatex + pandoc: document.pdf and truth.md")
-    p_tex.add_argument("tex", type=Path)
-    p_tex.add_argument("out_dir", type=Path)
-    p_tex.add_argument("--no-source", action="store_true", help="do not copy source.tex")
-    p_tex.add_argument("--image-only", action="store_true", help="then make the PDF a scan")
-    p_tex.add_argument("--dpi", type=int, default=150)
-    p_tex.add_argument("--timeout", type=float, default=120)
-    p_md = sub.add_parser("markdown", help="PyMuPDF layout of a markdown file")
-    p_md.add_argument("markdown", type=Path)
-    p_md.add_argument("out_dir", type=Path)
-    p_md.add_argument("--title")
-    p_img = sub.add_parser("image-only", help="render pages to pixels, drop the text layer")
-    p_img.add_argument("pdf", type=Path)
-    p_img.add_argument("out", type=Path)
-    p_img.add_argument("--dpi", type=int, default=150)
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "latex":
-            case = build_case_from_latex(
-                args.tex, args.out_dir, keep_source=not args.no_source, timeout=args.timeout
-            )
-            if args.image_only:
-                make_image_only_pdf(case.pdf, case.pdf, dpi=args.dpi)
-            print(f"{case.directory}: {case.pages} page(s)")
-        elif args.command == "markdown":
-            source = _require_file(args.markdown, "markdown source")
-            case = build_case_from_markdown(
-                source.read_text("utf-8"), args.out_dir, title=args.title
-            )
-            print(f"{case.directory}: {case.pages} page(s)")
-        else:
-            print(make_image_only_pdf(args.pdf, args.out, dpi=args.dpi))
-    except CaseBuildError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

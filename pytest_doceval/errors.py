@@ -19,5 +19,5 @@ class CaseInputError(DocevalError):
     """A case input (PDF, truth file, precomputed output) that cannot be evaluated."""
 
 
-class SystemError_(DocevalError):
+class SystemRunError(DocevalError):
     """A system (parser, OCR engine, model) that failed on a case."""

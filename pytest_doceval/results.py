@@ -9,11 +9,6 @@ from typing import Any
 MEASURED = ("passed", "failed")
 
 
-def _builtin_float(value: float) -> float:
-    # numpy scalars crash xdist's serialiser: always hand on a Python float.
-    return float(value)
-
-
 @dataclass
 class CaseResult:
     """What one test measured. Everything here is builtin types once `to_row` is called."""
@@ -39,7 +34,8 @@ class CaseResult:
             "suite": self.suite,
             "case": self.case,
             "system": self.system,
-            "metrics": {k: _builtin_float(v) for k, v in self.metrics.items()},
+            # float(): numpy scalars would crash xdist's serialiser.
+            "metrics": {k: float(v) for k, v in self.metrics.items()},
             "counts": {k: {name: int(n) for name, n in v.items()} for k, v in self.counts.items()},
             "details": _plain(self.details),
             "fingerprint": _plain(self.fingerprint),

@@ -101,3 +101,29 @@ def test_rounding_noise_is_not_a_change() -> None:
     ]
     [delta] = baseline_deltas(rows, StatsConfig(resamples=200))
     assert delta["mean_diff"] == 0.0 and not delta["significant"]
+
+
+def test_doceval_compare_gives_the_numbers_of_a_run() -> None:
+    """`doceval compare baseline.json current.json` and a run's baseline_deltas agree."""
+    from pytest_doceval.report.compare import compare_reports
+
+    rows = [r for r in _rows() if r["outcome"] == "passed"]
+    for r in rows:  # six decimals, as baselines hold them, so both paths see equal inputs
+        r["metrics"] = {"cer": round(r["metrics"]["cer"], 6)}
+    old = [dict(r, metrics=dict(r["baseline"])) for r in rows]
+    config = StatsConfig(resamples=500)
+    report = {"suites": {"s": {"normalization": "fair-v1", "results": rows}}}
+    before = {"suites": {"s": {"normalization": "fair-v1", "results": old}}}
+    compared = compare_reports(before, report, resamples=500, seed=0)
+    for delta in baseline_deltas(rows, config):
+        [match] = [c for c in compared if (c["system"], c["metric"]) == (delta["system"], "cer")]
+        for key in ("n", "mean_diff", "ci_low", "ci_high", "p_ttest", "p_wilcoxon", "verdict"):
+            assert match[key] == pytest.approx(delta[key]), key
+
+
+def test_body_cer_is_cer_without_references() -> None:
+    from pytest_doceval.suites.documents import score_document
+
+    score = score_document("# A\n\nsome text", "A some txt", language="en", normalization="fair-v1")
+    assert score.metrics["body_cer"] == score.metrics["cer"] and score.metrics["refs_delta"] == 0
+    assert score.counts["body_cer"] == score.counts["cer"]

@@ -14,15 +14,16 @@ def row(case: str, system: str, cer: float) -> dict:
     return {"case": case, "system": system, "metrics": {"cer": cer}, "fingerprint": {"v": 1}}
 
 
+def update(path: Path, rows: list[dict], keys: set[str], today: str) -> list:
+    return update_baseline(
+        path, suite="s", normalization="fair-v1", rows=rows, defined_keys=keys, today=today
+    )
+
+
 def test_update_writes_stable_sorted_rounded_json(tmp_path: Path) -> None:
     path = tmp_path / "b" / "s.json"
-    changes = update_baseline(
-        path,
-        suite="s",
-        normalization="fair-v1",
-        rows=[row("b", "p", 0.123456789), row("a", "p", 0.5)],
-        defined_keys={"a[p]", "b[p]"},
-        today="2026-01-01",
+    changes = update(
+        path, [row("b", "p", 0.123456789), row("a", "p", 0.5)], {"a[p]", "b[p]"}, "2026-01-01"
     )
     assert [str(c) for c in changes] == ["added a[p]", "added b[p]"]
     text = path.read_text()
@@ -33,22 +34,8 @@ def test_update_writes_stable_sorted_rounded_json(tmp_path: Path) -> None:
 
 def test_update_reports_changes_and_removals(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
-    update_baseline(
-        path,
-        suite="s",
-        normalization="fair-v1",
-        rows=[row("a", "p", 0.1), row("gone", "p", 0.2)],
-        defined_keys={"a[p]", "gone[p]"},
-        today="2026-01-01",
-    )
-    changes = update_baseline(
-        path,
-        suite="s",
-        normalization="fair-v1",
-        rows=[row("a", "p", 0.15)],
-        defined_keys={"a[p]"},
-        today="2026-01-02",
-    )
+    update(path, [row("a", "p", 0.1), row("gone", "p", 0.2)], {"a[p]", "gone[p]"}, "2026-01-01")
+    changes = update(path, [row("a", "p", 0.15)], {"a[p]"}, "2026-01-02")
     assert [str(c) for c in changes] == ["removed gone[p]", "changed a[p]: cer 0.1000->0.1500"]
     loaded = load_baseline(path, suite="s")
     assert loaded is not None and loaded.metrics("a[p]") == {"cer": 0.15}
@@ -56,26 +43,9 @@ def test_update_reports_changes_and_removals(tmp_path: Path) -> None:
 
 def test_unchanged_update_keeps_date_and_file(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
-    update_baseline(
-        path,
-        suite="s",
-        normalization="fair-v1",
-        rows=[row("a", "p", 0.1)],
-        defined_keys={"a[p]"},
-        today="2026-01-01",
-    )
+    update(path, [row("a", "p", 0.1)], {"a[p]"}, "2026-01-01")
     before = path.read_text()
-    assert (
-        update_baseline(
-            path,
-            suite="s",
-            normalization="fair-v1",
-            rows=[row("a", "p", 0.1)],
-            defined_keys={"a[p]"},
-            today="2026-02-02",
-        )
-        == []
-    )
+    assert update(path, [row("a", "p", 0.1)], {"a[p]"}, "2026-02-02") == []
     assert path.read_text() == before
 
 
@@ -120,22 +90,8 @@ def test_disabled_cache_always_computes(tmp_path: Path) -> None:
 
 def test_fingerprint_change_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
-    update_baseline(
-        path,
-        suite="s",
-        normalization="fair-v1",
-        rows=[row("a", "p", 0.1)],
-        defined_keys={"a[p]"},
-        today="2026-01-01",
-    )
+    update(path, [row("a", "p", 0.1)], {"a[p]"}, "2026-01-01")
     new = dict(row("a", "p", 0.1), fingerprint={"v": 2})
-    changes = update_baseline(
-        path,
-        suite="s",
-        normalization="fair-v1",
-        rows=[new],
-        defined_keys={"a[p]"},
-        today="2026-01-02",
-    )
+    changes = update(path, [new], {"a[p]"}, "2026-01-02")
     assert [str(c) for c in changes] == ["changed a[p]: fingerprint only, same numbers"]
     assert json.loads(path.read_text())["entries"]["a[p]"]["fingerprint"] == {"v": 2}

@@ -16,10 +16,10 @@ from pytest_doceval.casebuild import (
     CaseBuildError,
     build_case_from_latex,
     build_case_from_markdown,
-    main,
     make_image_only_pdf,
     markdown_to_html,
 )
+from pytest_doceval.cli import main as doceval
 from tests.conftest import REALDATA
 
 HAVE_LATEX = shutil.which("pdflatex") is not None and shutil.which("pandoc") is not None
@@ -308,15 +308,13 @@ def test_make_image_only_pdf_errors(tmp_path: Path) -> None:
     assert not (tmp_path / "out.pdf").exists()
 
 
-def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    source = _write(tmp_path / "in.md", "# Notice\n\nThe ferry leaves at nine.\n")
-    assert main(["markdown", str(source), str(tmp_path / "case")]) == 0
-    assert (
-        main(["image-only", str(tmp_path / "case" / "document.pdf"), str(tmp_path / "s.pdf")]) == 0
-    )
-    assert _pdf_text(tmp_path / "s.pdf").strip() == ""
-    assert main(["image-only", str(tmp_path / "nope.pdf"), str(tmp_path / "t.pdf")]) == 1
-    assert "nope.pdf: PDF not found" in capsys.readouterr().err
+@needs_latex
+def test_doceval_build_case_from_latex(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tex = _write(tmp_path / "harbour.tex", SMALL_TEX)
+    assert doceval(["build-case", str(tex), str(tmp_path / "case"), "--image-only"]) == 0
+    assert "1 page(s), image-only PDF + truth.md" in capsys.readouterr().out
+    assert _pdf_text(tmp_path / "case" / "document.pdf").strip() == ""
+    assert "# Harbour tides" in (tmp_path / "case" / "truth.md").read_text("utf-8")
 
 
 # --------------------------------------------------------------------------- example cases

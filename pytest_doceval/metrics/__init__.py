@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pytest_doceval.metrics.structure import (
     ELEMENT_TYPES,
+    PER_TYPE_PREFIXES,
     StructureCounts,
     StructureScore,
     extract_elements,
@@ -37,6 +38,7 @@ def direction_of(metric: str) -> str:
 
 __all__ = [
     "ELEMENT_TYPES",
+    "PER_TYPE_PREFIXES",
     "CharacterAlignment",
     "ErrorCounts",
     "StructureCounts",

@@ -34,6 +34,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 ELEMENT_TYPES = ("heading", "unordered_list", "ordered_list", "table_row", "code_block")
+# Per-element-type metrics are these prefixes plus a type; summaries show the overall ones.
+PER_TYPE_PREFIXES = ("structure_precision_", "structure_recall_", "structure_f1_")
 
 _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 _UNORDERED = re.compile(r"^\s*[-*+]\s+(.*)$")
@@ -131,9 +133,10 @@ class StructureScore:
             "structure_f1": self.overall.f1,
         }
         for kind, counts in self.by_type.items():
-            out[f"structure_precision_{kind}"] = counts.precision
-            out[f"structure_recall_{kind}"] = counts.recall
-            out[f"structure_f1_{kind}"] = counts.f1
+            precision, recall, f1 = PER_TYPE_PREFIXES
+            out[precision + kind] = counts.precision
+            out[recall + kind] = counts.recall
+            out[f1 + kind] = counts.f1
         return out
 
 

@@ -13,11 +13,19 @@ from typing import Any
 from pytest_doceval import stats
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.gates import parse_suite_gates, rounded
-from pytest_doceval.metrics import direction_of
+from pytest_doceval.metrics import PER_TYPE_PREFIXES, direction_of
 from pytest_doceval.results import MEASURED
 
 # Metrics whose corpus-level rate is a sum of counts (edits / reference length).
 COUNT_METRICS = ("cer", "wer", "body_cer", "cer_raw")
+
+
+def verdict(ci_low: float, ci_high: float, direction: str, margin: float = 0.0) -> str:
+    """``worse`` / ``better`` when the CI of a change lies entirely beyond `margin` in the
+    metric's bad / good direction, else ``unchanged``."""
+    if direction == "lower":
+        return "worse" if ci_low > margin else "better" if ci_high < -margin else "unchanged"
+    return "worse" if ci_high < -margin else "better" if ci_low > margin else "unchanged"
 
 
 def sort_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -27,8 +35,7 @@ def sort_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def headline_metrics(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """Metrics worth a comparison table: every measured metric except per-element-type ones."""
     names = {m for r in rows if r.get("outcome") in MEASURED for m in r.get("metrics", {})}
-    per_type = ("structure_precision_", "structure_recall_", "structure_f1_")
-    return sorted(n for n in names if not n.startswith(per_type))
+    return sorted(n for n in names if not n.startswith(PER_TYPE_PREFIXES))
 
 
 def values_by_system(
@@ -123,9 +130,7 @@ def baseline_deltas(rows: Sequence[Mapping[str, Any]], config: StatsConfig) -> l
                 a, b, resamples=config.resamples, confidence=config.confidence, seed=config.seed
             )
             direction = direction_of(metric)
-            low, high = interval.ci_low, interval.ci_high
-            worse = low > 0 if direction == "lower" else high < 0
-            better = high < 0 if direction == "lower" else low > 0
+            change = verdict(interval.ci_low, interval.ci_high, direction)
             out.append(
                 {
                     "system": system,
@@ -135,12 +140,12 @@ def baseline_deltas(rows: Sequence[Mapping[str, Any]], config: StatsConfig) -> l
                     "current_mean": sum(a) / len(a),
                     "baseline_mean": sum(b) / len(b),
                     "mean_diff": interval.mean,
-                    "ci_low": low,
-                    "ci_high": high,
+                    "ci_low": interval.ci_low,
+                    "ci_high": interval.ci_high,
                     "p_ttest": stats.paired_ttest_p(a, b),
                     "p_wilcoxon": stats.wilcoxon_p(a, b),
-                    "significant": bool(worse or better),
-                    "verdict": "worse" if worse else "better" if better else "unchanged",
+                    "significant": change != "unchanged",
+                    "verdict": change,
                 }
             )
     return out
@@ -201,6 +206,23 @@ def outcome_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     for row in rows:
         counts[row["outcome"]] = counts.get(row["outcome"], 0) + 1
     return dict(sorted(counts.items()))
+
+
+# What `analyse_suite` computes from the rows (and the session adds per run); the rest of a
+# suite's section is its definition, which `doceval merge` requires to agree across shards.
+COMPUTED_KEYS = frozenset(
+    {
+        "results",
+        "aggregates",
+        "comparisons",
+        "baseline_deltas",
+        "gates",
+        "metrics",
+        "outcomes",
+        "unused_baseline",
+        "baseline_changes",
+    }
+)
 
 
 def analyse_suite(

@@ -14,14 +14,7 @@ from typing import Any
 from pytest_doceval import stats
 from pytest_doceval.errors import DocevalError
 from pytest_doceval.metrics import direction_of
-from pytest_doceval.report.analysis import headline_metrics, values_by_system
-
-
-def verdict(ci_low: float, ci_high: float, direction: str, margin: float) -> str:
-    """``worse`` / ``better`` when the CI lies entirely beyond the margin, else ``unchanged``."""
-    if direction == "lower":
-        return "worse" if ci_low > margin else "better" if ci_high < -margin else "unchanged"
-    return "worse" if ci_high < -margin else "better" if ci_low > margin else "unchanged"
+from pytest_doceval.report.analysis import headline_metrics, values_by_system, verdict
 
 
 def compare_reports(

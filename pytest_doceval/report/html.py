@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_doceval.atomic import write_text_atomic
+from pytest_doceval.metrics.structure import PER_TYPE_PREFIXES
 
 __all__ = ["render_html", "write_html"]
 
@@ -61,7 +62,6 @@ ROW_MESSAGE_CHARS = 300
 
 _OUTCOMES = ("error", "failed", "skipped", "passed")
 _OUTCOME_CLASS = {"passed": "o-passed", "failed": "o-failed", "error": "o-error"}
-_PER_TYPE = ("structure_precision_", "structure_recall_", "structure_f1_")
 _PREFERRED = ("cer", "wer", "structure_f1")
 # Python's base85 alphabet with <, > and & swapped for characters it does not use, so an
 # encoded chunk holds nothing HTML could read as markup.
@@ -271,7 +271,7 @@ def _all_metrics(suite: Mapping[str, Any]) -> list[str]:
 def _headline_metrics(suite: Mapping[str, Any]) -> list[str]:
     """Metrics for the summary: all but per-element-type ones (unless that is all there is)."""
     names = _all_metrics(suite)
-    headline = [m for m in names if not m.startswith(_PER_TYPE)]
+    headline = [m for m in names if not m.startswith(PER_TYPE_PREFIXES)]
     return headline or names
 
 

@@ -13,22 +13,9 @@ from typing import Any
 
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.errors import DocevalError
-from pytest_doceval.report.analysis import analyse_suite
+from pytest_doceval.report.analysis import COMPUTED_KEYS, analyse_suite
 from pytest_doceval.report.json_report import build_report
 
-COMPUTED_KEYS = frozenset(
-    {
-        "results",
-        "aggregates",
-        "comparisons",
-        "baseline_deltas",
-        "gates",
-        "metrics",
-        "outcomes",
-        "unused_baseline",
-        "baseline_changes",
-    }
-)
 DEFINITION_KEYS = ("kind", "normalization", "systems", "gate_rules", "language", "path")
 
 

@@ -20,14 +20,15 @@ from typing import Any
 
 from pytest_doceval.cache import file_digest
 from pytest_doceval.config import SuiteSpec
-from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemError_
+from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemRunError
 from pytest_doceval.metrics import (
+    ErrorCounts,
     character_alignment,
     character_errors,
     structure_score,
     word_errors,
 )
-from pytest_doceval.normalise import PROFILES, RAW, get_profile
+from pytest_doceval.normalise import PROFILES, RAW, Profile, get_profile
 from pytest_doceval.results import CaseResult
 from pytest_doceval.scope import split_body_references
 from pytest_doceval.suites.base import CaseRef, RunContext, Suite, suite_kind
@@ -76,10 +77,10 @@ def score_document(truth: str, output: str, *, language: str, normalization: str
         raise CaseInputError(f"{TRUTH} has no text left after {normalization} normalisation")
     chars = character_alignment(truth_norm, output_norm)
     words = word_errors(tokenise(truth_norm), tokenise(output_norm))
-    raw = character_errors(RAW(truth).strip(), RAW(output).strip())
-    truth_body = profile(split_body_references(truth).body) or truth_norm
-    body = character_errors(truth_body, profile(split_body_references(output).body))
-    structure = structure_score(RAW(truth), RAW(output))
+    truth_raw, output_raw = RAW(truth), RAW(output)
+    raw = character_errors(truth_raw.strip(), output_raw.strip())
+    body = _body_errors(truth, output, profile, full=chars.counts, truth_norm=truth_norm)
+    structure = structure_score(truth_raw, output_raw)
     metrics = {
         "cer": chars.counts.rate,
         "wer": words.rate,
@@ -99,6 +100,18 @@ def score_document(truth: str, output: str, *, language: str, normalization: str
         **{kind: c.to_dict() for kind, c in structure.by_type.items()},
     }
     return DocumentScore(metrics, counts, structure_counts, {"metric": "cer", "ops": chars.ops})
+
+
+def _body_errors(
+    truth: str, output: str, profile: Profile, *, full: ErrorCounts, truth_norm: str
+) -> ErrorCounts:
+    """Body CER counts: both texts cut before their references. When neither text has a
+    references section the bodies are the full texts, and so are the counts."""
+    truth_split, output_split = split_body_references(truth), split_body_references(output)
+    if not truth_split.has_references and not output_split.has_references:
+        return full
+    truth_body = profile(truth_split.body) or truth_norm
+    return character_errors(truth_body, profile(output_split.body))
 
 
 @suite_kind
@@ -230,11 +243,11 @@ class DocumentsSuite(Suite):
             except CaseInputError:
                 raise
             except Exception as exc:
-                raise SystemError_(
+                raise SystemRunError(
                     f"{ref.system} failed on {pdf}: {type(exc).__name__}: {exc}"
                 ) from exc
             if not isinstance(text, str):
-                raise SystemError_(
+                raise SystemRunError(
                     f"{ref.system} returned {type(text).__name__}, not str, for {pdf}"
                 )
             return text
