@@ -7,30 +7,63 @@ The public API for extending it:
 
 * `register_parser` -- register a parser (``name``, ``fingerprint()``, ``parse(pdf)``) from a
   conftest.py or any module; or implement the hook ``pytest_doceval_register_systems``; or
-  publish an entry point in the group ``pytest_doceval.systems``.
-* `Parser` -- the protocol a parser satisfies.
-* `Suite`, `suite_kind`, `CaseRef`, `RunContext`, `CaseResult` -- to add a suite kind.
+  publish an entry point in the group ``pytest_doceval.systems``. `BuiltinParser` holds the
+  settings and fingerprint boilerplate.
+* `Suite`, `suite_kind`, `MetricSpec`, `CaseRef`, `RunContext`, `CaseResult`, `Analysis` -- to
+  add a suite kind (or publish one in the entry-point group ``pytest_doceval.kinds``).
+
+Names are imported on first use: the pytest plugin loads this package in every pytest run,
+with or without ``--doceval``, and must stay light.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-from pytest_doceval.results import CaseResult
-from pytest_doceval.suites.base import CaseRef, RunContext, Suite, suite_kind
-from pytest_doceval.systems import Parser, SystemRegistry, register_parser
+import importlib
+from typing import TYPE_CHECKING, Any
 
-try:
-    __version__ = version("pytest-doceval")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0"
+if TYPE_CHECKING:
+    from pytest_doceval.analyses import AllPairs
+    from pytest_doceval.metrics.spec import MetricSpec
+    from pytest_doceval.results import CaseResult
+    from pytest_doceval.suites.base import Analysis, CaseRef, RunContext, Suite
+    from pytest_doceval.suites.registry import suite_kind
+    from pytest_doceval.systems import (
+        BuiltinParser,
+        Parser,
+        SystemEnv,
+        SystemRegistry,
+        register_parser,
+    )
 
-__all__ = [
-    "CaseRef",
-    "CaseResult",
-    "Parser",
-    "RunContext",
-    "Suite",
-    "SystemRegistry",
-    "__version__",
-    "register_parser",
-    "suite_kind",
-]
+_EXPORTS = {
+    "AllPairs": "pytest_doceval.analyses",
+    "Analysis": "pytest_doceval.suites.base",
+    "BuiltinParser": "pytest_doceval.systems",
+    "CaseRef": "pytest_doceval.suites.base",
+    "CaseResult": "pytest_doceval.results",
+    "MetricSpec": "pytest_doceval.metrics.spec",
+    "Parser": "pytest_doceval.systems",
+    "RunContext": "pytest_doceval.suites.base",
+    "Suite": "pytest_doceval.suites.base",
+    "SystemEnv": "pytest_doceval.systems",
+    "SystemRegistry": "pytest_doceval.systems",
+    "register_parser": "pytest_doceval.systems",
+    "suite_kind": "pytest_doceval.suites.registry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("pytest-doceval")
+        except PackageNotFoundError:  # a source tree that was never installed
+            return "0.0.0"
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = [*_EXPORTS, "__version__"]

@@ -2,7 +2,9 @@
 
 The file is stable JSON (sorted keys, floats rounded to 6 decimals, two-space indent) so a pull
 request's diff of it reads as "which number moved". Each file records the normalisation profile
-its numbers were made under; a baseline made under another profile is never compared.
+its numbers were made under (the kind's ``scoring_id``: for documents, the normalisation
+profile); a baseline made under another one is never compared. Each entry keeps the cache key of
+the output it was made from, so a later run can show what its output changed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from pytest_doceval.atomic import write_json_atomic
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.gates import rounded
+from pytest_doceval.rows import row_key
 
 BASELINE_SCHEMA = "doceval-baseline/1"
 
@@ -24,18 +27,22 @@ BASELINE_SCHEMA = "doceval-baseline/1"
 @dataclass
 class BaselineFile:
     suite: str
-    normalization: str
+    scoring_id: str
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def metrics(self, key: str) -> dict[str, float] | None:
         entry = self.entries.get(key)
         return None if entry is None else dict(entry.get("metrics", {}))
 
+    def cache_key(self, key: str) -> str | None:
+        value = self.entries.get(key, {}).get("cache_key")
+        return value if isinstance(value, str) else None
+
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": BASELINE_SCHEMA,
             "suite": self.suite,
-            "normalization": self.normalization,
+            "scoring_id": self.scoring_id,
             "entries": self.entries,
         }
 
@@ -57,7 +64,9 @@ def load_baseline(path: Path, *, suite: str) -> BaselineFile | None:
     entries = data.get("entries")
     if not isinstance(entries, dict):
         raise SuiteConfigError(f"{path}: 'entries' must be an object")
-    return BaselineFile(suite, str(data.get("normalization", "")), entries)
+    # Files written before kinds had scoring ids call it "normalization".
+    scoring_id = data.get("scoring_id", data.get("normalization", ""))
+    return BaselineFile(suite, str(scoring_id), entries)
 
 
 @dataclass(frozen=True)
@@ -71,11 +80,14 @@ class BaselineChange:
 
 
 def _entry(row: Mapping[str, Any], today: str) -> dict[str, Any]:
-    return {
+    entry = {
         "metrics": {k: rounded(v) for k, v in sorted(row["metrics"].items())},
         "fingerprint": row.get("fingerprint", {}),
         "updated": today,
     }
+    if row.get("cache_key"):
+        entry["cache_key"] = row["cache_key"]
+    return entry
 
 
 def _describe(old: Mapping[str, float], new: Mapping[str, float]) -> str:
@@ -91,25 +103,25 @@ def update_baseline(
     path: Path,
     *,
     suite: str,
-    normalization: str,
+    scoring_id: str,
     rows: Iterable[Mapping[str, Any]],
     defined_keys: set[str],
     today: str | None = None,
 ) -> list[BaselineChange]:
     """Write today's numbers for `rows` into the baseline at `path` (atomically) and drop the
     entries whose (case, system) no longer exists in the suite. Entries of tests that did not
-    run (deselected, errored) are kept. A profile change replaces the whole file."""
+    run (deselected, errored) are kept. A scoring-id change replaces the whole file."""
     today = today or dt.date.today().isoformat()
     old = load_baseline(path, suite=suite)
-    kept = dict(old.entries) if old and old.normalization == normalization else {}
+    kept = dict(old.entries) if old and old.scoring_id == scoring_id else {}
     entries = {k: v for k, v in kept.items() if k in defined_keys}
     changes = [BaselineChange(k, "removed") for k in sorted(set(kept) - set(entries))]
-    if old and old.normalization != normalization:
+    if old and old.scoring_id != scoring_id:
         changes.append(
-            BaselineChange("*", "changed", f"normalization {old.normalization} -> {normalization}")
+            BaselineChange("*", "changed", f"scoring id {old.scoring_id} -> {scoring_id}")
         )
     for row in sorted(rows, key=lambda r: (r["case"], r["system"])):
-        key = f"{row['case']}[{row['system']}]"
+        key = row_key(row["case"], row["system"])
         new = _entry(row, today)
         previous = entries.get(key)
         if previous is None:
@@ -118,12 +130,14 @@ def update_baseline(
             changes.append(
                 BaselineChange(key, "changed", _describe(previous["metrics"], new["metrics"]))
             )
-        elif previous.get("fingerprint") != new["fingerprint"]:
-            # Same numbers from a different system version: worth a line in the PR diff.
-            changes.append(BaselineChange(key, "changed", "fingerprint only, same numbers"))
+        elif previous.get("fingerprint") != new["fingerprint"] or previous.get(
+            "cache_key"
+        ) != new.get("cache_key"):
+            # Same numbers from another system version or output: worth a line in the PR diff.
+            changes.append(BaselineChange(key, "changed", "same numbers, new output or system"))
         else:
             new["updated"] = previous.get("updated", today)  # unchanged numbers keep their date
         entries[key] = new
     if old is None or changes or old.entries != entries:
-        write_json_atomic(path, BaselineFile(suite, normalization, entries).to_json())
+        write_json_atomic(path, BaselineFile(suite, scoring_id, entries).to_json())
     return changes

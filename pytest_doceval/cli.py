@@ -87,7 +87,7 @@ def _merge(args: argparse.Namespace) -> int:
     from pytest_doceval.report.terminal import summary_lines
 
     reports = [load_report(path) for path in args.reports]
-    merged = merge_reports(reports, names=[str(p) for p in args.reports])
+    merged = merge_reports(reports, names=[str(p) for p in args.reports], root=Path.cwd())
     write_report(merged, args.output)
     print("\n".join(summary_lines(merged)))
     print(f"merged {len(reports)} report(s) into {args.output}")

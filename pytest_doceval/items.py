@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_doceval.errors import DocevalError
+from pytest_doceval.rows import new_row
 from pytest_doceval.session import SESSION_KEY, in_shard
 from pytest_doceval.suites import CaseRef
 
@@ -64,18 +65,9 @@ class CaseItem(pytest.Item):
         self.ref = ref
         self.suite_name = self.path.parent.name
         self.result: Any = None
-        self.doceval_row: dict[str, Any] = {
-            "suite": self.suite_name,
-            "case": ref.case,
-            "system": ref.system,
-            "nodeid": self.nodeid,
-            "outcome": "error",
-            "message": None,
-            "metrics": {},
-            "counts": {},
-            "notes": [],
-            "baseline": None,
-        }
+        self.doceval_row = new_row(
+            self.suite_name, ref.case, ref.system, labels=ref.labels, nodeid=self.nodeid
+        )
 
     @property
     def _session(self) -> Any:

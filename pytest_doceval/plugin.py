@@ -184,7 +184,8 @@ class SessionHooks:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if _is_worker(session.config):
             return
-        if self.session.finish() and session.exitstatus == pytest.ExitCode.OK:
+        interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
+        if self.session.finish(interrupted=interrupted) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
@@ -204,14 +205,14 @@ class SessionHooks:
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
         from pytest_doceval.report.pytest_html import header_cells
 
-        cells[2:2] = header_cells()
+        cells[2:2] = header_cells(self.session.headline_columns())
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
         from pytest_doceval.report.pytest_html import row_cells
 
         row = getattr(report, "doceval_row", None) or {}
-        cells[2:2] = row_cells(row.get("metrics", {}))
+        cells[2:2] = row_cells(self.session.headline_columns(), row.get("metrics", {}))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(
@@ -225,17 +226,10 @@ class SessionHooks:
 
 
 def _lost_row(report: pytest.TestReport) -> dict[str, Any]:
+    from pytest_doceval.rows import new_row, split_key
+
     path, _, name = report.nodeid.partition("::")
-    case, _, system = name.partition("[")
-    return {
-        "suite": Path(path).parent.name,
-        "case": case,
-        "system": system.rstrip("]") or "*",
-        "nodeid": report.nodeid,
-        "outcome": "error",
-        "message": str(report.longrepr)[-2000:],
-        "metrics": {},
-        "counts": {},
-        "notes": [],
-        "baseline": None,
-    }
+    case, system = split_key(name) if "[" in name else (name, "*")
+    row = new_row(Path(path).parent.name, case, system, nodeid=report.nodeid)
+    row["message"] = str(report.longrepr)[-2000:]
+    return row

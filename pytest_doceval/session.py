@@ -26,8 +26,10 @@ from pytest_doceval.cache import OutputCache
 from pytest_doceval.config import ProjectConfig, StatsConfig, load_suite_spec
 from pytest_doceval.errors import DocevalError, SuiteConfigError
 from pytest_doceval.gates import check_case
+from pytest_doceval.metrics.spec import ordered_specs
 from pytest_doceval.results import MEASURED, CaseResult
-from pytest_doceval.suites import CaseRef, RunContext, Suite, make_suite
+from pytest_doceval.suites import CaseRef, RunContext, Suite
+from pytest_doceval.suites.registry import make_suite
 from pytest_doceval.systems import SystemRegistry, build_registry
 
 SESSION_KEY: pytest.StashKey[DocevalSession] = pytest.StashKey()
@@ -78,6 +80,8 @@ class DocevalSession:
         self.collected: dict[Path, list[dict[str, Any]]] = {}
         self.summary_lines: list[str] = []
         self.gate_failures: list[str] = []
+        self._columns: list[str] | None = None
+        self.interrupted = False
 
     # -- systems and suites -------------------------------------------------------------------
 
@@ -113,6 +117,36 @@ class DocevalSession:
             raise found
         return found
 
+    def headline_columns(self) -> list[str]:
+        """Headline metrics of the kinds of the suites this run will collect (pytest-html
+        builds its table header before collection, so they are read from the suite files)."""
+        if self._columns is None:
+            from pytest_doceval.suites.registry import kind_class
+
+            columns: dict[str, None] = {}
+            for file in self._suite_files():
+                try:
+                    kind = load_suite_spec(file).kind
+                    metrics = kind_class(kind).metrics
+                except DocevalError:
+                    continue  # a broken suite reports itself as an error item
+                for name, spec in metrics.items():
+                    if spec.headline and not any(ch in name for ch in "*?["):
+                        columns.setdefault(name)
+            self._columns = list(columns)
+        return self._columns
+
+    def _suite_files(self) -> list[Path]:
+        files: list[Path] = []
+        for arg in self.config.args:
+            path = Path(arg.split("::")[0])
+            path = path if path.is_absolute() else Path(self.config.invocation_params.dir) / path
+            if path.name == "suite.toml":
+                files.append(path)
+            elif path.is_dir():
+                files.extend(sorted(path.rglob("suite.toml")))
+        return files
+
     def baseline_file(self, suite: str) -> Path:
         return baseline_path(self.rootpath / self.project.baselines, suite)
 
@@ -135,23 +169,30 @@ class DocevalSession:
     # -- one test -----------------------------------------------------------------------------
 
     def evaluate(self, suite: Suite, ref: CaseRef) -> CaseResult:
-        return suite.evaluate(ref, RunContext(self.registry, self.cache))
+        baseline = self._comparable_baseline(suite)
+        previous = baseline.cache_key(ref.key) if baseline is not None else None
+        result = suite.evaluate(ref, RunContext(self.cache, previous_cache_key=previous))
+        for metric in result.metrics:
+            suite.metric_spec(metric)  # a kind must declare what it measures
+        return result
+
+    def _comparable_baseline(self, suite: Suite) -> BaselineFile | None:
+        baseline = self.baseline(suite)
+        return baseline if baseline is not None and baseline.scoring_id == suite.scoring_id else None
 
     def baseline_metrics(self, suite: Suite, ref: CaseRef) -> dict[str, float] | None:
-        baseline = self.baseline(suite)
-        if baseline is None or baseline.normalization != suite.normalization:
-            return None
-        return baseline.metrics(ref.key)
+        baseline = self._comparable_baseline(suite)
+        return None if baseline is None else baseline.metrics(ref.key)
 
     def gate_failures_for(self, suite: Suite, result: CaseResult) -> list[str]:
         """Per-case gate failures; none while updating baselines (today's numbers are accepted)."""
         if self.options.update or not suite.spec.case_gates:
             return []
         baseline = self.baseline(suite)
-        if baseline is not None and baseline.normalization != suite.normalization:
+        if baseline is not None and baseline.scoring_id != suite.scoring_id:
             return [
-                f"baseline {self.baseline_file(suite.name)} was made with normalization "
-                f"{baseline.normalization!r}, the suite uses {suite.normalization!r}; "
+                f"baseline {self.baseline_file(suite.name)} was made under scoring id "
+                f"{baseline.scoring_id!r}, the suite now scores under {suite.scoring_id!r}; "
                 "run pytest --doceval --doceval-update"
             ]
         previous = self.baseline_metrics(suite, CaseRef(result.case, result.system)) or {}
@@ -166,7 +207,7 @@ class DocevalSession:
                 result.metrics[metric],
                 previous.get(metric),
                 rules,
-                direction=suite.direction(metric),
+                direction=suite.metric_spec(metric).direction,
                 label=label,
             )
         return failures
@@ -176,8 +217,16 @@ class DocevalSession:
     def add_row(self, suite_file: Path, row: Mapping[str, Any]) -> None:
         self.collected.setdefault(suite_file, []).append(dict(row))
 
-    def finish(self) -> bool:
-        """Aggregate, write report and baselines, apply suite gates. True if a gate failed."""
+    def finish(self, *, interrupted: bool = False) -> bool:
+        """Aggregate, write report and baselines, apply suite gates. True if a gate failed.
+
+        A run that executed no doceval test (``--co``, a ``-k`` that matched nothing) writes no
+        report: it must not replace a complete one with an empty one. An interrupted run's
+        report says so, and its baselines are not updated."""
+        if not self.collected:
+            self.summary_lines.append("doceval: no evaluation test ran; no report written")
+            return False
+        self.interrupted = interrupted
         # Imported here, on the controller only: scipy costs every xdist worker seconds.
         from pytest_doceval.report.analysis import analyse_suite
         from pytest_doceval.report.json_report import build_report, write_report
@@ -189,14 +238,17 @@ class DocevalSession:
                 suite = self.suite(file)
             except DocevalError as exc:
                 name = file.parent.name
-                sections[name] = analyse_suite(
-                    {"kind": None, "path": self._relative(file.parent), "error": str(exc)},
-                    rows,
-                    self.options.stats,
-                )
+                meta = {"kind": None, "path": self._relative(file.parent), "error": str(exc)}
+                sections[name] = analyse_suite(meta, rows, self.options.stats)
                 continue
             sections[suite.name] = self._suite_section(suite, rows)
-        report = build_report(sections, self.options.stats.to_dict())
+        shard = self.options.shard
+        report = build_report(
+            sections,
+            self.options.stats.to_dict(),
+            shard=None if shard is None else f"{shard[0]}/{shard[1]}",
+            interrupted=interrupted,
+        )
         write_report(report, self.options.json_path)
         self.summary_lines.append(f"doceval report: {self.options.json_path}")
         if self.options.html_path is not None:
@@ -216,12 +268,16 @@ class DocevalSession:
     def _suite_section(self, suite: Suite, rows: list[dict[str, Any]]) -> dict[str, Any]:
         from pytest_doceval.report.analysis import analyse_suite
 
+        measured = {m for row in rows for m in row.get("metrics", {})}
         meta: dict[str, Any] = {
             "kind": suite.kind,
             "path": self._relative(suite.spec.path),
-            "normalization": suite.normalization,
-            "systems": list(getattr(suite, "systems", [])),
+            "scoring_id": suite.scoring_id,
+            "systems": suite.system_names(),
             "notes": suite.notes(),
+            "metrics": {
+                name: spec.to_dict() for name, spec in ordered_specs(suite.metrics, measured).items()
+            },
             "gate_rules": {
                 "case": {m: [r.text for r in rules] for m, rules in suite.spec.case_gates.items()},
                 "suite": {g.metric: g.text for g in suite.spec.suite_gates},
@@ -233,17 +289,21 @@ class DocevalSession:
         except DocevalError as exc:
             # Every test of the suite already errored with this; the report says it once more.
             meta["error"] = str(exc)
-            return analyse_suite(meta, rows, self.options.stats)
+            return analyse_suite(meta, rows, self.options.stats, suite.analyses)
         defined = {ref.key for ref in suite.case_refs()}
         unused = sorted(set(baseline.entries) - defined) if baseline else []
         changes: list[BaselineChange] = []
-        if self.options.update:
-            measured = [r for r in rows if r.get("outcome") in MEASURED]
+        if self.options.update and self.interrupted:
+            self.summary_lines.append(
+                f"{suite.name}: run interrupted; baseline {self.baseline_file(suite.name)} "
+                "left as it was"
+            )
+        elif self.options.update:
             changes = update_baseline(
                 self.baseline_file(suite.name),
                 suite=suite.name,
-                normalization=suite.normalization,
-                rows=measured,
+                scoring_id=suite.scoring_id,
+                rows=[r for r in rows if r.get("outcome") in MEASURED],
                 defined_keys=defined,
             )
             self._summarise_changes(suite.name, changes)
@@ -252,7 +312,7 @@ class DocevalSession:
                 f"{suite.name}: unused baseline entries (no such case/system in the suite): "
                 f"{', '.join(unused)}"
             )
-        section = analyse_suite(meta, rows, self.options.stats)
+        section = analyse_suite(meta, rows, self.options.stats, suite.analyses)
         section["unused_baseline"] = [] if self.options.update else unused
         section["baseline_changes"] = [str(c) for c in changes]
         for gate in section["gates"]:

@@ -6,8 +6,17 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from pytest_doceval.analyses import AllPairs
 from pytest_doceval.config import StatsConfig
+from pytest_doceval.metrics.spec import MetricSpec
 from pytest_doceval.report.analysis import analyse_suite, baseline_deltas
+
+SPECS = {
+    "cer": MetricSpec("lower", counts="cer"),
+    "structure_f1": MetricSpec("higher"),
+    "correct": MetricSpec("higher", binary=True),
+}
+META = {"kind": "documents", "metrics": {k: v.to_dict() for k, v in SPECS.items()}}
 
 
 def _rows() -> list[dict]:
@@ -23,7 +32,11 @@ def _rows() -> list[dict]:
                     "case": f"c{i:02d}",
                     "system": system,
                     "outcome": "passed",
-                    "metrics": {"cer": errors / length, "structure_f1": float(i % 2)},
+                    "metrics": {
+                        "cer": errors / length,
+                        "structure_f1": float(i % 2),
+                        "correct": float((i + (system == "b")) % 3 == 0),
+                    },
                     "counts": {
                         "cer": {
                             "hits": length - errors,
@@ -51,7 +64,7 @@ def _rows() -> list[dict]:
 
 def test_aggregates_match_direct_computation() -> None:
     rows = _rows()
-    suite = analyse_suite({"kind": "documents"}, rows, StatsConfig(resamples=500))
+    suite = analyse_suite(META, rows, StatsConfig(resamples=500), (AllPairs(),))
     agg = suite["aggregates"]["a"]["cer"]
     values = [r["metrics"]["cer"] for r in rows if r["system"] == "a" and r["metrics"]]
     assert agg["n"] == 12  # the errored row is not a measurement
@@ -62,9 +75,10 @@ def test_aggregates_match_direct_computation() -> None:
     assert suite["outcomes"] == {"error": 1, "passed": 24}
 
 
-def test_comparisons_match_scipy_and_flag_binary_metrics() -> None:
+def test_comparisons_match_scipy_and_binary_metrics_by_their_spec() -> None:
     rows = _rows()
-    suite = analyse_suite({"kind": "documents"}, rows, StatsConfig(resamples=500))
+    suite = analyse_suite(META, rows, StatsConfig(resamples=500), (AllPairs(),))
+    assert suite["analysis_keys"] == ["comparisons"]
     cer = next(c for c in suite["comparisons"] if c["metric"] == "cer")
     a = [r["metrics"]["cer"] for r in rows if r["system"] == "a" and r["metrics"]]
     b = [r["metrics"]["cer"] for r in rows if r["system"] == "b" and r["metrics"]]
@@ -74,14 +88,21 @@ def test_comparisons_match_scipy_and_flag_binary_metrics() -> None:
     assert cer["p_wilcoxon"] == pytest.approx(sps.wilcoxon(a, b).pvalue)
     assert "p_mcnemar" not in cer
     f1 = next(c for c in suite["comparisons"] if c["metric"] == "structure_f1")
-    assert "p_mcnemar" in f1  # 0/1 values: a binary metric
+    assert "p_mcnemar" not in f1  # 0/1 values, but not declared binary: no guessing
+    correct = next(c for c in suite["comparisons"] if c["metric"] == "correct")
+    a = [r["metrics"]["correct"] for r in rows if r["system"] == "a" and r["metrics"]]
+    b = [r["metrics"]["correct"] for r in rows if r["system"] == "b" and r["metrics"]]
+    discordant = sum(x != y for x, y in zip(a, b, strict=True))
+    only_a = sum(x > y for x, y in zip(a, b, strict=True))
+    expected = sps.binomtest(only_a, discordant, 0.5).pvalue
+    assert correct["p_mcnemar"] == pytest.approx(expected)
 
 
 def test_baseline_deltas_current_minus_baseline() -> None:
     rows = _rows()
     [delta] = [
         d
-        for d in baseline_deltas(rows, StatsConfig(resamples=500))
+        for d in baseline_deltas(rows, SPECS, StatsConfig(resamples=500))
         if d["system"] == "a" and d["metric"] == "cer"
     ]
     assert delta["mean_diff"] == pytest.approx(0.01, abs=1e-6)
@@ -99,7 +120,7 @@ def test_rounding_noise_is_not_a_change() -> None:
         }
         for i in range(10)
     ]
-    [delta] = baseline_deltas(rows, StatsConfig(resamples=200))
+    [delta] = baseline_deltas(rows, SPECS, StatsConfig(resamples=200))
     assert delta["mean_diff"] == 0.0 and not delta["significant"]
 
 
@@ -112,10 +133,10 @@ def test_doceval_compare_gives_the_numbers_of_a_run() -> None:
         r["metrics"] = {"cer": round(r["metrics"]["cer"], 6)}
     old = [dict(r, metrics=dict(r["baseline"])) for r in rows]
     config = StatsConfig(resamples=500)
-    report = {"suites": {"s": {"normalization": "fair-v1", "results": rows}}}
-    before = {"suites": {"s": {"normalization": "fair-v1", "results": old}}}
-    compared = compare_reports(before, report, resamples=500, seed=0)
-    for delta in baseline_deltas(rows, config):
+    report = {"suites": {"s": {**META, "scoring_id": "fair-v1", "results": rows}}}
+    before = {"suites": {"s": {**META, "scoring_id": "fair-v1", "results": old}}}
+    compared = compare_reports(before, report, metrics=["cer"], resamples=500, seed=0)
+    for delta in baseline_deltas(rows, SPECS, config):
         [match] = [c for c in compared if (c["system"], c["metric"]) == (delta["system"], "cer")]
         for key in ("n", "mean_diff", "ci_low", "ci_high", "p_ttest", "p_wilcoxon", "verdict"):
             assert match[key] == pytest.approx(delta[key]), key
@@ -127,3 +148,24 @@ def test_body_cer_is_cer_without_references() -> None:
     score = score_document("# A\n\nsome text", "A some txt", language="en", normalization="fair-v1")
     assert score.metrics["body_cer"] == score.metrics["cer"] and score.metrics["refs_delta"] == 0
     assert score.counts["body_cer"] == score.counts["cer"]
+
+
+def test_a_higher_is_better_metric_reads_the_right_way() -> None:
+    """A drop of a higher-is-better metric is a regression; a rise of a lower one too."""
+    rows = [
+        {
+            "case": f"c{i}",
+            "system": "s",
+            "outcome": "passed",
+            "metrics": {"structure_f1": 0.5 + i / 100, "cer": 0.2 + i / 100},
+            "baseline": {"structure_f1": 0.6 + i / 100, "cer": 0.1 + i / 100},
+        }
+        for i in range(10)
+    ]
+    deltas = {d["metric"]: d for d in baseline_deltas(rows, SPECS, StatsConfig(resamples=200))}
+    assert deltas["structure_f1"]["verdict"] == "worse"
+    assert deltas["cer"]["verdict"] == "worse"
+    for row in rows:
+        row["metrics"], row["baseline"] = row["baseline"], row["metrics"]
+    deltas = {d["metric"]: d for d in baseline_deltas(rows, SPECS, StatsConfig(resamples=200))}
+    assert deltas["structure_f1"]["verdict"] == "better" and deltas["cer"]["verdict"] == "better"

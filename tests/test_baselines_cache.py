@@ -16,7 +16,7 @@ def row(case: str, system: str, cer: float) -> dict:
 
 def update(path: Path, rows: list[dict], keys: set[str], today: str) -> list:
     return update_baseline(
-        path, suite="s", normalization="fair-v1", rows=rows, defined_keys=keys, today=today
+        path, suite="s", scoring_id="fair-v1", rows=rows, defined_keys=keys, today=today
     )
 
 
@@ -93,5 +93,5 @@ def test_fingerprint_change_is_reported(tmp_path: Path) -> None:
     update(path, [row("a", "p", 0.1)], {"a[p]"}, "2026-01-01")
     new = dict(row("a", "p", 0.1), fingerprint={"v": 2})
     changes = update(path, [new], {"a[p]"}, "2026-01-02")
-    assert [str(c) for c in changes] == ["changed a[p]: fingerprint only, same numbers"]
+    assert [str(c) for c in changes] == ["changed a[p]: same numbers, new output or system"]
     assert json.loads(path.read_text())["entries"]["a[p]"]["fingerprint"] == {"v": 2}

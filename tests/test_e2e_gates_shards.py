@@ -94,19 +94,34 @@ def test_shards_partition_and_merge_equals_unsharded(pytester: pytest.Pytester) 
         assert a[key] == b[key], key
 
 
-def test_merge_refuses_overlap_and_mismatch(pytester: pytest.Pytester, capsys) -> None:
+def test_merge_refuses_overlap_mismatch_and_missing_shards(
+    pytester: pytest.Pytester, capsys
+) -> None:
     write_suite(pytester.path, "tides", _cases(3), systems=["sys"], gates="")
-    pytester.runpytest("--doceval", "--doceval-json", "a.json")
+    pytester.runpytest("--doceval", "--doceval-shard", "1/1", "--doceval-json", "a.json")
     a = pytester.path / "a.json"
-    assert doceval(["merge", str(a), str(a), "-o", str(pytester.path / "m.json")]) == 2
+    out = str(pytester.path / "m.json")
+    assert doceval(["merge", str(a), str(a), "-o", out]) == 2
+    assert "shard 1/1 is given twice" in capsys.readouterr().err
+
+    def variant(name: str, shard: str, **suite: object) -> str:
+        data = json.loads(a.read_text())
+        data["shard"] = shard
+        data["suites"]["tides"].update(suite)
+        (pytester.path / name).write_text(json.dumps(data))
+        return str(pytester.path / name)
+
+    first, second = variant("s1.json", "1/2"), variant("s2.json", "2/2")
+    assert doceval(["merge", first, second, "-o", out]) == 2
     assert "overlapping shards: tides/c00[sys] is in both" in capsys.readouterr().err
-    other = json.loads(a.read_text())
-    other["suites"]["tides"]["normalization"] = "plain-v1"
-    other["suites"]["tides"]["results"] = []
-    b = pytester.path / "b.json"
-    b.write_text(json.dumps(other))
-    assert doceval(["merge", str(a), str(b), "-o", str(pytester.path / "m.json")]) == 2
-    assert "normalization 'fair-v1' vs 'plain-v1'" in capsys.readouterr().err
+    other = variant("s3.json", "2/2", scoring_id="plain-v1", results=[])
+    assert doceval(["merge", first, other, "-o", out]) == 2
+    assert "scoring_id 'fair-v1' vs 'plain-v1'" in capsys.readouterr().err
+    of_three = [variant("t1.json", "1/3"), variant("t3.json", "3/3", results=[])]
+    assert doceval(["merge", *of_three, "-o", out]) == 2
+    assert "incomplete set of shards: missing 2/3" in capsys.readouterr().err
+    assert doceval(["merge", str(pytester.path / "t1.json"), str(a), "-o", out]) == 2
+    assert "is shard 1/1, the others are of 3" in capsys.readouterr().err
 
 
 def test_pytest_html_columns_and_summary(pytester: pytest.Pytester) -> None:

@@ -50,7 +50,7 @@ def test_pymupdf_table_with_external_header_invents_nothing() -> None:
 def test_pymupdf_without_tables(tmp_path: Path) -> None:
     parser = PyMuPDFText({"tables": False})
     assert parser.fingerprint()["tables"] is False
-    with pytest.raises(ValueError, match="unknown pymupdf settings: colour"):
+    with pytest.raises(ValueError, match=r"unknown pymupdf setting\(s\): colour"):
         PyMuPDFText({"colour": 1})
 
 

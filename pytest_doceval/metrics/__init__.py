@@ -1,52 +1,37 @@
 """Metrics: each measure computed in one place, into a dataclass that keeps its raw counts.
 
-`direction_of` tells which way is better for a metric name; gates, baseline deltas and the
-report colour everything by it.
+`MetricSpec` says what a metric means to everything generic (direction, headline, ...). The
+measures themselves are imported lazily: this package is imported by the plugin's light path
+(metric specs), and jiwer/rapidfuzz must not load on a run without ``--doceval``.
 """
 
 from __future__ import annotations
 
-from pytest_doceval.metrics.structure import (
-    ELEMENT_TYPES,
-    PER_TYPE_PREFIXES,
-    StructureCounts,
-    StructureScore,
-    extract_elements,
-    structure_score,
-)
-from pytest_doceval.metrics.text import (
-    CharacterAlignment,
-    ErrorCounts,
-    character_alignment,
-    character_errors,
-    word_errors,
-)
+import importlib
+from typing import Any
 
-LOWER_IS_BETTER = ("cer", "wer", "body_cer", "cer_raw", "refs_delta", "ted", "failure_rate")
-HIGHER_IS_BETTER_PREFIXES = ("structure_", "accuracy", "f1", "precision", "recall", "imq")
+from pytest_doceval.metrics.spec import MetricSpec, find_spec
 
-
-def direction_of(metric: str) -> str:
-    """``"lower"`` or ``"higher"``: which way a metric improves. Unknown names default to higher
-    only when they look like a score (prefix list), else lower, like an error rate."""
-    if metric in LOWER_IS_BETTER or metric.endswith(("_cer", "_wer", "_rate")):
-        return "lower"
-    if metric.startswith(HIGHER_IS_BETTER_PREFIXES):
-        return "higher"
-    return "lower"
+_LAZY = {
+    "ELEMENT_TYPES": "structure",
+    "PER_TYPE_PREFIXES": "structure",
+    "StructureCounts": "structure",
+    "StructureScore": "structure",
+    "extract_elements": "structure",
+    "structure_score": "structure",
+    "CharacterAlignment": "text",
+    "ErrorCounts": "text",
+    "character_alignment": "text",
+    "character_errors": "text",
+    "word_errors": "text",
+}
 
 
-__all__ = [
-    "ELEMENT_TYPES",
-    "PER_TYPE_PREFIXES",
-    "CharacterAlignment",
-    "ErrorCounts",
-    "StructureCounts",
-    "StructureScore",
-    "character_alignment",
-    "character_errors",
-    "direction_of",
-    "extract_elements",
-    "structure_score",
-    "word_errors",
-]
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+__all__ = ["MetricSpec", "find_spec", *_LAZY]

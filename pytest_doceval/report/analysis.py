@@ -1,8 +1,10 @@
-"""From result rows to a suite's evidence: aggregates, comparisons, baseline deltas, suite gates.
+"""From result rows to a suite's evidence: aggregates, baseline deltas, suite gates, and the
+kind's own analyses.
 
-A pure function of the rows (and the suite's gate rules), so a run, ``doceval merge`` of shards
-and ``doceval report`` all compute the same numbers from the same rows. Rows are sorted first:
-under pytest-xdist they arrive in any order, and the seeded bootstrap must see one order.
+A pure function of the rows and the suite's meta (its metric specs and gate rules), so a run,
+``doceval merge`` of shards and ``doceval report`` all compute the same numbers from the same
+rows. Rows are sorted first: under pytest-xdist they arrive in any order, and the seeded
+bootstrap must see one order. Everything about a metric comes from ``meta["metrics"]``.
 """
 
 from __future__ import annotations
@@ -11,13 +13,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_doceval import stats
+from pytest_doceval.analyses import values_by_system
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.gates import parse_suite_gates, rounded
-from pytest_doceval.metrics import PER_TYPE_PREFIXES, direction_of
-from pytest_doceval.results import MEASURED
+from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
+from pytest_doceval.rows import is_measured, sort_rows
+from pytest_doceval.suites.base import Analysis
 
-# Metrics whose corpus-level rate is a sum of counts (edits / reference length).
-COUNT_METRICS = ("cer", "wer", "body_cer", "cer_raw")
+SMALL_N = 10
 
 
 def verdict(ci_low: float, ci_high: float, direction: str, margin: float = 0.0) -> str:
@@ -28,58 +31,35 @@ def verdict(ci_low: float, ci_high: float, direction: str, margin: float = 0.0) 
     return "worse" if ci_high < -margin else "better" if ci_low > margin else "unchanged"
 
 
-def sort_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return sorted((dict(r) for r in rows), key=lambda r: (str(r["case"]), str(r["system"])))
-
-
-def headline_metrics(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Metrics worth a comparison table: every measured metric except per-element-type ones."""
-    names = {m for r in rows if r.get("outcome") in MEASURED for m in r.get("metrics", {})}
-    return sorted(n for n in names if not n.startswith(PER_TYPE_PREFIXES))
-
-
-def values_by_system(
-    rows: Sequence[Mapping[str, Any]], metric: str, source: str = "metrics"
-) -> dict[str, dict[str, float]]:
-    """{system: {case: value}} of measured rows having `metric` (in `metrics` or `baseline`)."""
-    out: dict[str, dict[str, float]] = {}
-    for row in rows:
-        values = row.get(source) or {}
-        if row.get("outcome") in MEASURED and metric in values and values[metric] is not None:
-            out.setdefault(row["system"], {})[row["case"]] = float(values[metric])
-    return out
-
-
-def _is_binary(by_system: Mapping[str, Mapping[str, float]]) -> bool:
-    values = {v for cases in by_system.values() for v in cases.values()}
-    return bool(values) and values <= {0.0, 1.0}
-
-
-def aggregates(rows: Sequence[Mapping[str, Any]], config: StatsConfig) -> dict[str, Any]:
-    """Per system and metric: mean with seeded case-level bootstrap CI and n; for count
-    metrics also the corpus rate (sum of edits / sum of reference lengths) and its CI."""
+def aggregates(
+    rows: Sequence[Mapping[str, Any]], specs: Mapping[str, MetricSpec], config: StatsConfig
+) -> dict[str, Any]:
+    """Per system and metric: mean with its CI and n (``method`` says which interval,
+    ``small_n`` marks fewer than `SMALL_N` cases); for metrics whose spec names
+    ``counts``, also the corpus rate (sum of edits / sum of reference lengths) and its CI."""
     out: dict[str, dict[str, Any]] = {}
-    metrics = sorted({m for r in rows if r.get("outcome") in MEASURED for m in r["metrics"]})
-    for metric in metrics:
+    for metric, spec in specs.items():
         for system, cases in values_by_system(rows, metric).items():
             ordered = [cases[c] for c in sorted(cases)]
             interval = stats.bootstrap_mean_ci(
                 ordered, resamples=config.resamples, confidence=config.confidence, seed=config.seed
             )
             entry: dict[str, Any] = interval.to_dict()
-            if metric in COUNT_METRICS:
-                entry.update(_corpus(rows, system, metric, config))
+            entry["method"] = "percentile-bootstrap"
+            entry["small_n"] = interval.n < SMALL_N
+            if spec.counts is not None:
+                entry.update(_corpus(rows, system, spec.counts, config))
             out.setdefault(system, {})[metric] = entry
     return out
 
 
 def _corpus(
-    rows: Sequence[Mapping[str, Any]], system: str, metric: str, config: StatsConfig
+    rows: Sequence[Mapping[str, Any]], system: str, counts_key: str, config: StatsConfig
 ) -> dict[str, Any]:
     counts = [
-        r["counts"][metric]
+        r["counts"][counts_key]
         for r in rows
-        if r["system"] == system and r.get("outcome") in MEASURED and metric in r.get("counts", {})
+        if r["system"] == system and is_measured(r) and counts_key in r.get("counts", {})
     ]
     errors = [c["substitutions"] + c["deletions"] + c["insertions"] for c in counts]
     lengths = [c["reference_length"] for c in counts]
@@ -93,31 +73,15 @@ def _corpus(
     }
 
 
-def comparisons(rows: Sequence[Mapping[str, Any]], config: StatsConfig) -> list[dict[str, Any]]:
-    """Every pair of systems on every headline metric, over the cases both measured."""
-    out: list[dict[str, Any]] = []
-    for metric in headline_metrics(rows):
-        by_system = values_by_system(rows, metric)
-        if len(by_system) < 2:
-            continue
-        for comparison in stats.pairwise_comparisons(
-            by_system,
-            metric=metric,
-            binary=_is_binary(by_system),
-            resamples=config.resamples,
-            confidence=config.confidence,
-            seed=config.seed,
-        ):
-            out.append(comparison.to_dict())
-    return out
-
-
-def baseline_deltas(rows: Sequence[Mapping[str, Any]], config: StatsConfig) -> list[dict[str, Any]]:
+def baseline_deltas(
+    rows: Sequence[Mapping[str, Any]], specs: Mapping[str, MetricSpec], config: StatsConfig
+) -> list[dict[str, Any]]:
     """Per system and headline metric: paired difference current - baseline with its CI."""
     out: list[dict[str, Any]] = []
-    for metric in headline_metrics(rows):
+    for metric in sorted(headline(specs)):
         current = values_by_system(rows, metric)
         baseline = values_by_system(rows, metric, source="baseline")
+        direction = specs[metric].direction
         for system in sorted(current):
             common = sorted(set(current[system]) & set(baseline.get(system, {})))
             if not common:
@@ -129,7 +93,6 @@ def baseline_deltas(rows: Sequence[Mapping[str, Any]], config: StatsConfig) -> l
             interval = stats.paired_bootstrap_ci(
                 a, b, resamples=config.resamples, confidence=config.confidence, seed=config.seed
             )
-            direction = direction_of(metric)
             change = verdict(interval.ci_low, interval.ci_high, direction)
             out.append(
                 {
@@ -142,6 +105,7 @@ def baseline_deltas(rows: Sequence[Mapping[str, Any]], config: StatsConfig) -> l
                     "mean_diff": interval.mean,
                     "ci_low": interval.ci_low,
                     "ci_high": interval.ci_high,
+                    "method": "percentile-bootstrap",
                     "p_ttest": stats.paired_ttest_p(a, b),
                     "p_wilcoxon": stats.wilcoxon_p(a, b),
                     "significant": change != "unchanged",
@@ -152,7 +116,10 @@ def baseline_deltas(rows: Sequence[Mapping[str, Any]], config: StatsConfig) -> l
 
 
 def suite_gate_results(
-    rows: Sequence[Mapping[str, Any]], gate_rules: Mapping[str, str], config: StatsConfig
+    rows: Sequence[Mapping[str, Any]],
+    gate_rules: Mapping[str, str],
+    specs: Mapping[str, MetricSpec],
+    config: StatsConfig,
 ) -> list[dict[str, Any]]:
     """``[gates.suite]`` verdicts per system; a system with no baseline to compare is reported
     as not evaluated (passed, with the reason), since per-case gates already fail on that."""
@@ -178,7 +145,7 @@ def suite_gate_results(
                 {case: rounded(value) for case, value in current[system].items()},
                 base,
                 metric=gate.metric,
-                direction=direction_of(gate.metric),
+                direction=specs[gate.metric].direction,
                 margin=gate.margin,
                 resamples=config.resamples,
                 confidence=config.confidence,
@@ -208,17 +175,17 @@ def outcome_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-# What `analyse_suite` computes from the rows (and the session adds per run); the rest of a
-# suite's section is its definition, which `doceval merge` requires to agree across shards.
+# What `analyse_suite` computes from the rows (plus the kind's analysis keys, listed in the
+# section's "analysis_keys", and what the session adds per run); the rest of a suite's section
+# is its definition, which `doceval merge` requires to agree across shards.
 COMPUTED_KEYS = frozenset(
     {
         "results",
         "aggregates",
-        "comparisons",
         "baseline_deltas",
         "gates",
-        "metrics",
         "outcomes",
+        "analysis_keys",
         "unused_baseline",
         "baseline_changes",
     }
@@ -226,20 +193,25 @@ COMPUTED_KEYS = frozenset(
 
 
 def analyse_suite(
-    meta: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], config: StatsConfig
+    meta: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    config: StatsConfig,
+    analyses: Sequence[Analysis] = (),
 ) -> dict[str, Any]:
-    """A suite's section of the report: `meta` (kind, normalization, systems, gate rules,
-    notes, ...) plus everything computed from the rows."""
+    """A suite's section of the report: `meta` (kind, scoring id, systems, metric specs, gate
+    rules, notes, ...) plus everything computed from the rows, the kind's analyses included."""
     rows = sort_rows(rows)
-    metric_names = sorted({m for r in rows for m in r.get("metrics", {})})
+    specs = specs_from_section(meta)
     gate_rules = dict(meta.get("gate_rules", {}).get("suite", {}))
-    return {
+    section: dict[str, Any] = {
         **meta,
-        "metrics": {m: {"direction": direction_of(m)} for m in metric_names},
         "outcomes": outcome_counts(rows),
         "results": rows,
-        "aggregates": aggregates(rows, config),
-        "comparisons": comparisons(rows, config),
-        "baseline_deltas": baseline_deltas(rows, config),
-        "gates": suite_gate_results(rows, gate_rules, config),
+        "aggregates": aggregates(rows, specs, config),
+        "baseline_deltas": baseline_deltas(rows, specs, config),
+        "gates": suite_gate_results(rows, gate_rules, specs, config),
+        "analysis_keys": [a.key for a in analyses],
     }
+    for analysis in analyses:
+        section[analysis.key] = analysis(rows, meta, config)
+    return section

@@ -1,6 +1,7 @@
 """``doceval compare old.json new.json``: did anything change, beyond noise?
 
-For every suite, system and headline metric present in both reports, over the cases both
+For every suite, system and headline metric (as the newer report's metric specs say) present in
+both reports, over the cases both
 measured: the paired difference new - old with its seeded bootstrap CI, paired t and Wilcoxon
 p-values and Cohen's d_z -- the same statistics a run reports against its baseline. A change is
 "worse" only when the whole CI lies beyond ``margin`` in the metric's bad direction.
@@ -13,8 +14,9 @@ from typing import Any
 
 from pytest_doceval import stats
 from pytest_doceval.errors import DocevalError
-from pytest_doceval.metrics import direction_of
-from pytest_doceval.report.analysis import headline_metrics, values_by_system, verdict
+from pytest_doceval.analyses import values_by_system
+from pytest_doceval.metrics.spec import headline, specs_from_section
+from pytest_doceval.report.analysis import verdict
 
 
 def compare_reports(
@@ -33,12 +35,13 @@ def compare_reports(
     rows: list[dict[str, Any]] = []
     for suite in common:
         a, b = old["suites"][suite], new["suites"][suite]
-        if a.get("normalization") != b.get("normalization"):
+        if a.get("scoring_id") != b.get("scoring_id"):
             raise DocevalError(
-                f"suite {suite!r}: normalization {a.get('normalization')!r} vs "
-                f"{b.get('normalization')!r}; numbers under different profiles do not compare"
+                f"suite {suite!r}: scoring id {a.get('scoring_id')!r} vs "
+                f"{b.get('scoring_id')!r}; numbers scored differently do not compare"
             )
-        names = [m for m in headline_metrics(b["results"]) if wanted is None or m in wanted]
+        specs = specs_from_section(b)
+        names = [m for m in sorted(headline(specs)) if wanted is None or m in wanted]
         for metric in names:
             before = values_by_system(a["results"], metric)
             after = values_by_system(b["results"], metric)
@@ -55,7 +58,7 @@ def compare_reports(
                     resamples=resamples,
                     seed=seed,
                 )
-                direction = direction_of(metric)
+                direction = specs[metric].direction
                 rows.append(
                     {
                         "suite": suite,

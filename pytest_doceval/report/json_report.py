@@ -1,8 +1,9 @@
 """The ``doceval-report/1`` JSON report: what a run measured, in a versioned schema.
 
 Top level: ``schema``, ``created``, ``environment``, ``config`` (bootstrap settings) and
-``suites.<name>`` -- each suite's meta (kind, path, normalization, systems, gate rules, notes)
-plus `analysis.analyse_suite`'s results, aggregates, comparisons, baseline deltas and gates.
+``shard``, ``interrupted`` and ``suites.<name>`` -- each suite's meta (kind, path, scoring id,
+systems, metric specs, gate rules, notes) plus `analysis.analyse_suite`'s results, aggregates,
+baseline deltas, gates and the kind's analyses.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from pytest_doceval.atomic import write_json_atomic
+from pytest_doceval.atomic import write_text_atomic
 from pytest_doceval.errors import DocevalError
+from pytest_doceval.rows import plain
 
 REPORT_SCHEMA = "doceval-report/1"
 _PACKAGES = (
@@ -51,18 +53,32 @@ def environment() -> dict[str, Any]:
     }
 
 
-def build_report(suites: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
+def build_report(
+    suites: Mapping[str, Any],
+    config: Mapping[str, Any],
+    *,
+    shard: str | None = None,
+    interrupted: bool = False,
+) -> dict[str, Any]:
+    """The report; ``shard`` is ``"K/N"`` for one shard of a run, ``interrupted`` marks a run
+    stopped before its end (its numbers cover only the tests that ran)."""
     return {
         "schema": REPORT_SCHEMA,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "environment": environment(),
         "config": dict(config),
+        "shard": shard,
+        "interrupted": interrupted,
         "suites": dict(sorted(suites.items())),
     }
 
 
 def write_report(report: Mapping[str, Any], path: Path) -> Path:
-    return write_json_atomic(path, report)
+    """Written atomically; NaN and infinities (a CI of one case) become null, since bare NaN
+    is not JSON for most parsers. Keys keep their order: a suite's metrics are listed in the
+    order its kind declares them, which is the order reports show them in."""
+    text = json.dumps(plain(report), indent=2, ensure_ascii=False, allow_nan=False)
+    return write_text_atomic(path, text + "\n")
 
 
 def load_report(path: Path) -> dict[str, Any]:

@@ -1,22 +1,26 @@
 """``doceval merge``: the shards of one run (``--doceval-shard K/N``) into one report.
 
-Shards must describe the same suites (kind, normalization, systems, gate rules) and the same
-statistics settings, and must not overlap: a (case, system) in two shards means they are not
-shards of one run. Aggregates, comparisons, deltas and gates are recomputed from the union of
-the rows, so the merged report equals the report of an unsharded run.
+Shards must describe the same suites (kind, scoring id, systems, gate rules) and the same
+statistics settings, must not overlap (a (case, system) in two shards means they are not shards
+of one run), and must be complete: every K of N present once. Aggregates, deltas, gates and the
+kinds' analyses are recomputed from the union of the rows, so the merged report equals the
+report of an unsharded run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.errors import DocevalError
 from pytest_doceval.report.analysis import COMPUTED_KEYS, analyse_suite
 from pytest_doceval.report.json_report import build_report
+from pytest_doceval.rows import row_key
+from pytest_doceval.suites.base import Analysis
 
-DEFINITION_KEYS = ("kind", "normalization", "systems", "gate_rules", "language", "path")
+DEFINITION_KEYS = ("kind", "scoring_id", "systems", "gate_rules", "path")
 
 
 def _stats_config(config: Mapping[str, Any]) -> StatsConfig:
@@ -27,9 +31,39 @@ def _stats_config(config: Mapping[str, Any]) -> StatsConfig:
     )
 
 
-def merge_reports(reports: Sequence[Mapping[str, Any]], *, names: Sequence[str]) -> dict[str, Any]:
+def check_shards(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
+    """Every report is a shard of the same N, and every K from 1 to N is there exactly once
+    (a report without ``shard`` is a whole run and must be merged alone)."""
+    shards = [r.get("shard") for r in reports]
+    if all(s is None for s in shards) and len(reports) == 1:
+        return
+    seen: dict[int, str] = {}
+    total: int | None = None
+    for shard, name in zip(shards, names, strict=True):
+        if not isinstance(shard, str) or "/" not in shard:
+            raise DocevalError(f"{name} is not a shard (run with --doceval-shard K/N)")
+        k, n = (int(x) for x in shard.split("/"))
+        if total is not None and n != total:
+            raise DocevalError(f"{name} is shard {shard}, the others are of {total}")
+        total = n
+        if k in seen:
+            raise DocevalError(f"shard {shard} is given twice: {seen[k]} and {name}")
+        seen[k] = name
+    assert total is not None
+    missing = [f"{k}/{total}" for k in range(1, total + 1) if k not in seen]
+    if missing:
+        raise DocevalError(
+            f"incomplete set of shards: missing {', '.join(missing)}; a merge of part of a run "
+            "would report part of the cases as the whole"
+        )
+
+
+def merge_reports(
+    reports: Sequence[Mapping[str, Any]], *, names: Sequence[str], root: Path | None = None
+) -> dict[str, Any]:
     if not reports:
         raise DocevalError("nothing to merge")
+    check_shards(reports, names)
     configs = {repr(sorted(r.get("config", {}).items())) for r in reports}
     if len(configs) > 1:
         raise DocevalError(
@@ -38,21 +72,29 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], *, names: Sequence[str])
         )
     metas: dict[str, tuple[str, dict[str, Any]]] = {}
     rows: dict[str, list[dict[str, Any]]] = {}
-    owners: dict[tuple[str, str, str], str] = {}
+    owners: dict[tuple[str, str], str] = {}
     unused: dict[str, set[str]] = {}
     changes: dict[str, list[str]] = {}
     for report, name in zip(reports, names, strict=True):
         for suite_name, suite in report["suites"].items():
-            meta = {k: v for k, v in suite.items() if k not in COMPUTED_KEYS}
+            analysis_keys = set(suite.get("analysis_keys", []))
+            meta = {
+                k: v for k, v in suite.items() if k not in COMPUTED_KEYS and k not in analysis_keys
+            }
             if suite_name in metas:
                 _check_same_definition(suite_name, metas[suite_name], (name, meta))
+                # Each shard lists the metrics it measured; the union is the run's.
+                metas[suite_name][1]["metrics"] = {
+                    **metas[suite_name][1].get("metrics", {}),
+                    **meta.get("metrics", {}),
+                }
             else:
                 metas[suite_name] = (name, meta)
             for row in suite.get("results", []):
-                key = (suite_name, str(row["case"]), str(row["system"]))
+                key = (suite_name, row_key(str(row["case"]), str(row["system"])))
                 if key in owners:
                     raise DocevalError(
-                        f"overlapping shards: {suite_name}/{key[1]}[{key[2]}] is in both "
+                        f"overlapping shards: {suite_name}/{key[1]} is in both "
                         f"{owners[key]} and {name}"
                     )
                 owners[key] = name
@@ -62,11 +104,36 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], *, names: Sequence[str])
     config = _stats_config(reports[0].get("config", {}))
     sections = {}
     for suite_name, (_, meta) in metas.items():
-        section = analyse_suite(meta, rows.get(suite_name, []), config)
+        section = analyse_suite(meta, rows.get(suite_name, []), config, _analyses(meta, root))
         section["unused_baseline"] = sorted(unused[suite_name])
         section["baseline_changes"] = changes[suite_name]
         sections[suite_name] = section
-    return build_report(sections, config.to_dict())
+    merged = build_report(sections, config.to_dict())
+    merged["interrupted"] = any(r.get("interrupted") for r in reports)
+    return merged
+
+
+def _analyses(meta: Mapping[str, Any], root: Path | None) -> Sequence[Analysis]:
+    """The analyses of the suite's kind, so they are recomputed over all rows. A kind defined
+    in a conftest.py is found by importing the conftest files on the suite's path."""
+    from pytest_doceval.suites.registry import import_conftests, kind_class
+
+    kind = meta.get("kind")
+    if not isinstance(kind, str):
+        return ()  # a suite that failed to load has rows but no analyses
+    try:
+        return kind_class(kind).analyses
+    except DocevalError:
+        if root is not None and isinstance(meta.get("path"), str):
+            import_conftests(root, root / meta["path"])
+            try:
+                return kind_class(kind).analyses
+            except DocevalError:
+                pass
+        raise DocevalError(
+            f"suite kind {kind!r} is not installed here; run doceval merge in the project "
+            "whose conftest.py or plugin defines it"
+        ) from None
 
 
 def _check_same_definition(

@@ -1,40 +1,50 @@
 """pytest-html integration: metric columns in the results table, suite summaries above it.
 
-Columns are fixed when the table header is built (before any test runs), so they are the
-headline metrics of every kind; a test without a metric shows an empty cell. Class names are
-``col-<metric>``, which pytest-html's sorting script reads, so metric names carry no hyphens.
+Columns are fixed when the table header is built, after collection: they are the headline
+metrics the collected suites' kinds declare (in declaration order); a test without a metric shows
+an empty cell. Class names are ``col-<metric>``, which pytest-html's sorting script reads, so
+metric names carry no hyphens.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-HTML_COLUMNS = ("cer", "wer", "body_cer", "cer_raw", "structure_f1", "accuracy")
+from pytest_doceval.metrics.spec import headline, specs_from_section
 
 
-def header_cells() -> list[str]:
+def header_cells(columns: Sequence[str]) -> list[str]:
     return [
-        f'<th class="sortable" data-column-type="{m}">{html.escape(m)}</th>' for m in HTML_COLUMNS
+        f'<th class="sortable" data-column-type="{html.escape(m)}">{html.escape(m)}</th>'
+        for m in columns
     ]
 
 
-def row_cells(metrics: Mapping[str, float]) -> list[str]:
+def row_cells(columns: Sequence[str], metrics: Mapping[str, float]) -> list[str]:
     cells = []
-    for metric in HTML_COLUMNS:
+    for metric in columns:
         value = metrics.get(metric)
         text = "" if value is None else f"{value:.4f}"
-        cells.append(f'<td class="col-{metric}">{text}</td>')
+        cells.append(f'<td class="col-{html.escape(metric)}">{text}</td>')
     return cells
 
 
+def _fmt(value: Any) -> str:
+    return "n/a" if not isinstance(value, (int, float)) or value != value else f"{value:.4f}"
+
+
 def summary_html(report: Mapping[str, Any]) -> str:
-    """One small table per suite: systems x headline metrics, mean and 95% CI."""
+    """One small table per suite: systems x headline metrics, mean and CI."""
     parts = []
     for name, suite in report.get("suites", {}).items():
         aggregates = suite.get("aggregates", {})
-        metrics = [m for m in HTML_COLUMNS if any(m in a for a in aggregates.values())]
+        metrics = [
+            m
+            for m in headline(specs_from_section(suite))
+            if any(m in a for a in aggregates.values())
+        ]
         head = "".join(f"<th>{html.escape(m)}</th>" for m in metrics)
         rows = []
         for system in sorted(aggregates):
@@ -44,8 +54,8 @@ def summary_html(report: Mapping[str, Any]) -> str:
                 cells.append(
                     "<td></td>"
                     if entry is None
-                    else f"<td>{entry['mean']:.4f} [{entry['ci_low']:.4f}, {entry['ci_high']:.4f}]"
-                    f" n={entry['n']}</td>"
+                    else f"<td>{_fmt(entry['mean'])} [{_fmt(entry['ci_low'])}, "
+                    f"{_fmt(entry['ci_high'])}] n={entry['n']}</td>"
                 )
             rows.append(f"<tr><td>{html.escape(system)}</td>{''.join(cells)}</tr>")
         failed = [g for g in suite.get("gates", []) if not g["passed"]]
@@ -56,7 +66,7 @@ def summary_html(report: Mapping[str, Any]) -> str:
         parts.append(
             f'<div class="doceval-summary"><h3>doceval: {html.escape(name)} '
             f"({html.escape(str(suite.get('kind')))}, "
-            f"{html.escape(str(suite.get('normalization', '-')))})</h3>"
+            f"{html.escape(str(suite.get('scoring_id', '-')))})</h3>"
             f"<table><tr><th>system</th>{head}</tr>{''.join(rows)}</table>{gates}</div>"
         )
     return "".join(parts)

@@ -1,5 +1,6 @@
-"""Suite kinds: one module per kind, each registered with `suite_kind`."""
+"""Suite kinds: the interface (`Suite`) and the registry of kinds."""
 
-from pytest_doceval.suites.base import CaseRef, RunContext, Suite, make_suite, suite_kind
+from pytest_doceval.suites.base import Analysis, CaseRef, RunContext, Suite
+from pytest_doceval.suites.registry import kind_class, known_kinds, suite_kind
 
-__all__ = ["CaseRef", "RunContext", "Suite", "make_suite", "suite_kind"]
+__all__ = ["Analysis", "CaseRef", "RunContext", "Suite", "kind_class", "known_kinds", "suite_kind"]

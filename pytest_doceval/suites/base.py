@@ -1,52 +1,81 @@
-"""The interface every suite kind implements, and the registry of kinds.
+"""The interface every suite kind implements.
 
-A kind turns a parsed ``suite.toml`` into an ordered list of (case, system) references -- one
-test each -- and evaluates one reference into a `CaseResult`. Collection order must be
-deterministic (pytest-xdist compares it across workers), so kinds sort what they list.
+A kind turns a parsed ``suite.toml`` into an ordered list of `CaseRef` -- one test each -- and
+evaluates one reference into a `CaseResult`. It declares what its metrics mean (``metrics``:
+name or family pattern -> `MetricSpec`), which suite-level analyses its report section needs
+(``analyses``), and what makes two runs' numbers comparable (``scoring_id``). Collection order
+must be deterministic (pytest-xdist compares it across workers), so kinds sort what they list.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import ClassVar
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from pytest_doceval.cache import OutputCache
-from pytest_doceval.config import SuiteSpec
 from pytest_doceval.errors import SuiteConfigError
-from pytest_doceval.metrics import direction_of
-from pytest_doceval.results import CaseResult
-from pytest_doceval.systems import SystemRegistry
+from pytest_doceval.metrics.spec import MetricSpec, find_spec
+from pytest_doceval.rows import row_key
+
+if TYPE_CHECKING:
+    from pytest_doceval.cache import OutputCache
+    from pytest_doceval.config import StatsConfig, SuiteSpec
+    from pytest_doceval.results import CaseResult
+    from pytest_doceval.systems import SystemEnv
 
 
 @dataclass(frozen=True)
 class CaseRef:
-    """One test: a case of a suite run by one system."""
+    """One test: a case of a suite run by one system (the id part: ``pymupdf``,
+    ``qwen-A``, ``ministral-raw``), with the labels its row is grouped by."""
 
     case: str
     system: str
+    labels: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
-        return f"{self.case}[{self.system}]"
+        return row_key(self.case, self.system)
 
 
 @dataclass(frozen=True)
 class RunContext:
-    """What evaluation needs from the session: the systems and the output cache."""
+    """What evaluation needs from the session: the output cache, and the cache key of the
+    output the baseline was made from (None when unknown), for "what changed" views."""
 
-    registry: SystemRegistry
     cache: OutputCache
+    previous_cache_key: str | None = None
+
+
+class Analysis(Protocol):
+    """A suite-level analysis: its result (builtin types) lands in the suite's report section
+    under ``key``. Runs, ``doceval merge`` and ``doceval report`` recompute it from the rows."""
+
+    key: str
+
+    def __call__(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        meta: Mapping[str, Any],
+        stats_config: StatsConfig,
+    ) -> Any: ...
 
 
 class Suite(ABC):
-    """A suite of one kind, built from its `SuiteSpec` (raises `SuiteConfigError` if unusable)."""
+    """A suite of one kind, built from its `SuiteSpec` (raises `SuiteConfigError` if unusable).
+
+    ``self.spec.path`` is the suite's folder, ``self.spec.table`` its ``[suite]`` table and
+    ``self.systems_env`` builds the systems it names.
+    """
 
     kind: ClassVar[str]
+    metrics: ClassVar[Mapping[str, MetricSpec]]
+    analyses: ClassVar[Sequence[Analysis]] = ()
 
-    def __init__(self, spec: SuiteSpec, registry: SystemRegistry) -> None:
+    def __init__(self, spec: SuiteSpec, systems_env: SystemEnv) -> None:
         self.spec = spec
-        self.registry = registry
+        self.systems_env = systems_env
 
     @property
     def name(self) -> str:
@@ -54,8 +83,9 @@ class Suite(ABC):
 
     @property
     @abstractmethod
-    def normalization(self) -> str:
-        """The normalisation profile's name (written into reports and baselines)."""
+    def scoring_id(self) -> str:
+        """What makes two runs' numbers comparable (a normalisation profile, an answer parser
+        plus prompt hash, ...); baselines and reports made under another one never compare."""
 
     @abstractmethod
     def case_refs(self) -> list[CaseRef]:
@@ -65,35 +95,34 @@ class Suite(ABC):
     def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
         """Score one reference; raise a `DocevalError` naming the file and cause on bad input."""
 
+    def system_names(self) -> list[str]:
+        """The suite's systems, for the report (default: as the case references name them)."""
+        return list(dict.fromkeys(ref.system for ref in self.case_refs()))
+
     def describe(self) -> dict[str, object]:
-        """Suite-level facts for the report (language, notes, ...)."""
+        """Suite-level facts for the report (language, normalisation, ...)."""
         return {}
 
     def notes(self) -> list[str]:
         return []
 
-    def direction(self, metric: str) -> str:
-        return direction_of(metric)
+    def metric_spec(self, metric: str) -> MetricSpec:
+        """The declared spec of `metric`; a `SuiteConfigError` for a metric the kind does not
+        declare (a typo in a gate, or a kind that forgot to declare what it measures)."""
+        spec = find_spec(self.metrics, metric)
+        if spec is None:
+            raise SuiteConfigError(
+                f"{self.spec.file}: {metric!r} is not a metric of kind {self.kind!r} "
+                f"(declared: {', '.join(self.metrics)})"
+            )
+        return spec
 
-
-SUITE_KINDS: dict[str, type[Suite]] = {}
-
-
-def suite_kind(cls: type[Suite]) -> type[Suite]:
-    """Class decorator registering a suite kind under ``cls.kind``."""
-    SUITE_KINDS[cls.kind] = cls
-    return cls
-
-
-def make_suite(spec: SuiteSpec, registry: SystemRegistry) -> Suite:
-    # Importing the kinds registers them; done here so plugin start-up stays light.
-    from pytest_doceval.suites import documents  # noqa: F401
-
-    try:
-        cls = SUITE_KINDS[spec.kind]
-    except KeyError:
-        raise SuiteConfigError(
-            f"{spec.file}: unknown suite kind {spec.kind!r}; known kinds: "
-            f"{', '.join(sorted(SUITE_KINDS))}"
-        ) from None
-    return cls(spec, registry)
+    def check_gates(self) -> None:
+        """Every gated metric must be one the kind declares."""
+        for metric in [*self.spec.case_gates, *(g.metric for g in self.spec.suite_gates)]:
+            spec = find_spec(self.metrics, metric)
+            if spec is None:
+                raise SuiteConfigError(
+                    f"{self.spec.file}: [gates] names {metric!r}, which kind {self.kind!r} "
+                    f"does not measure (metrics: {', '.join(self.metrics)})"
+                )

@@ -18,21 +18,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_doceval.analyses import AllPairs
 from pytest_doceval.cache import file_digest
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemRunError
-from pytest_doceval.metrics import (
+from pytest_doceval.metrics.spec import MetricSpec
+from pytest_doceval.metrics.structure import structure_score
+from pytest_doceval.metrics.text import (
     ErrorCounts,
     character_alignment,
     character_errors,
-    structure_score,
     word_errors,
 )
 from pytest_doceval.normalise import PROFILES, RAW, Profile, get_profile
 from pytest_doceval.results import CaseResult
 from pytest_doceval.scope import split_body_references
-from pytest_doceval.suites.base import CaseRef, RunContext, Suite, suite_kind
-from pytest_doceval.systems import Parser, SystemRegistry
+from pytest_doceval.suites.base import CaseRef, RunContext, Suite
+from pytest_doceval.systems import Parser, SystemEnv
 from pytest_doceval.tokenise import LANGUAGES, tokeniser_for
 
 DOCUMENT = "document.pdf"
@@ -114,13 +116,51 @@ def _body_errors(
     return character_errors(truth_body, profile(output_split.body))
 
 
-@suite_kind
+def _output_change(output: str, key: str | None, ctx: RunContext) -> dict[str, Any]:
+    """``output_diff``: the baseline's output -> this output, when the baseline's output is
+    still in the cache and differs ("where did this change make it worse")."""
+    previous_key = ctx.previous_cache_key
+    if key is None or previous_key is None or previous_key == key:
+        return {}
+    previous = ctx.cache.get(previous_key)
+    if previous is None or previous == output:
+        return {}
+    ops = character_alignment(previous, output).ops
+    return {"output_diff": {"ops": ops, "previous_cache_key": previous_key}}
+
+
+def _rate(description: str, counts: str) -> MetricSpec:
+    return MetricSpec("lower", counts=counts, description=description)
+
+
 class DocumentsSuite(Suite):
     kind = "documents"
     KEYS = frozenset({"kind", "systems", "language", "normalization"})
+    metrics = {
+        "cer": _rate("character error rate after the normalisation profile (seed 002)", "cer"),
+        "wer": _rate("word error rate, tokenised for the suite's language", "wer"),
+        "body_cer": _rate("CER of the bodies, both cut before their references", "body_cer"),
+        "cer_raw": _rate("CER after Unicode NFC only (no fair normalisation)", "cer_raw"),
+        "refs_delta": MetricSpec(
+            "lower", description="cer - body_cer: what the references section adds to CER"
+        ),
+        "structure_precision": MetricSpec(
+            "higher", description="share of output structure elements found in the truth"
+        ),
+        "structure_recall": MetricSpec(
+            "higher", description="share of truth structure elements found in the output"
+        ),
+        "structure_f1": MetricSpec(
+            "higher", description="F1 of headings, list items, table rows, code blocks"
+        ),
+        "structure_precision_*": MetricSpec("higher", headline=False),
+        "structure_recall_*": MetricSpec("higher", headline=False),
+        "structure_f1_*": MetricSpec("higher", headline=False),
+    }
+    analyses = (AllPairs(),)
 
-    def __init__(self, spec: SuiteSpec, registry: SystemRegistry) -> None:
-        super().__init__(spec, registry)
+    def __init__(self, spec: SuiteSpec, systems_env: SystemEnv) -> None:
+        super().__init__(spec, systems_env)
         spec.check_keys(set(self.KEYS))
         table = spec.table
         self.language = table.get("language", "en")
@@ -128,11 +168,11 @@ class DocumentsSuite(Suite):
             raise SuiteConfigError(
                 f"{spec.file}: language {self.language!r} is not one of {', '.join(LANGUAGES)}"
             )
-        self._normalization = table.get("normalization", "fair-v1")
-        if self._normalization not in PROFILES or self._normalization == "raw":
+        self.normalization = table.get("normalization", "fair-v1")
+        if self.normalization not in PROFILES or self.normalization == "raw":
             known = ", ".join(p for p in PROFILES if p != "raw")
             raise SuiteConfigError(
-                f"{spec.file}: normalization {self._normalization!r} is not a profile ({known})"
+                f"{spec.file}: normalization {self.normalization!r} is not a profile ({known})"
             )
         self.cases = sorted(
             p.name
@@ -142,13 +182,9 @@ class DocumentsSuite(Suite):
         if not self.cases:
             raise SuiteConfigError(f"{spec.file}: the suite has no case folders beside it")
         self.systems = self._check_systems(table.get("systems"))
-        self.parsers: dict[str, Parser] = {}
-        for name in self.systems:
-            if name in registry:
-                try:
-                    self.parsers[name] = registry.create(name, spec.system_settings.get(name, {}))
-                except (ValueError, TypeError) as exc:
-                    raise SuiteConfigError(f"{spec.file}: [systems.{name}]: {exc}") from None
+        self.parsers: dict[str, Parser] = {
+            name: systems_env.system(name) for name in self.systems if name in systems_env
+        }
 
     def _check_systems(self, systems: object) -> list[str]:
         file = self.spec.file
@@ -163,10 +199,10 @@ class DocumentsSuite(Suite):
             raise SuiteConfigError(f"{file}: systems listed twice: {', '.join(duplicates)}")
         for name in systems:
             precomputed = any(self._output_path(case, name).is_file() for case in self.cases)
-            if name not in self.registry and not precomputed:
+            if name not in self.systems_env and not precomputed:
                 raise SuiteConfigError(
                     f"{file}: unknown system {name!r}: not a registered parser "
-                    f"(known: {', '.join(self.registry.names())}) and no case has "
+                    f"(known: {', '.join(self.systems_env.registry.names())}) and no case has "
                     f"{OUTPUTS}/{name}.md"
                 )
         extra = sorted(set(self.spec.system_settings) - set(systems))
@@ -177,8 +213,12 @@ class DocumentsSuite(Suite):
         return list(systems)
 
     @property
-    def normalization(self) -> str:
-        return self._normalization
+    def scoring_id(self) -> str:
+        """The normalisation profile: numbers under another profile do not compare."""
+        return self.normalization
+
+    def system_names(self) -> list[str]:
+        return list(self.systems)
 
     def _output_path(self, case: str, system: str) -> Path:
         return self.spec.path / case / OUTPUTS / f"{system}.md"
@@ -187,7 +227,7 @@ class DocumentsSuite(Suite):
         return [CaseRef(case, system) for case in self.cases for system in self.systems]
 
     def describe(self) -> dict[str, object]:
-        return {"language": self.language}
+        return {"language": self.language, "normalization": self.normalization}
 
     def notes(self) -> list[str]:
         notes = []
@@ -225,9 +265,9 @@ class DocumentsSuite(Suite):
             metrics=score.metrics,
             counts=score.counts,
             details={"structure_counts": score.structure_counts},
+            views={"text_diff": score.diff, **_output_change(output, key, ctx)},
             fingerprint=fingerprint,
             cache_key=key,
-            diff=score.diff,
             notes=notes,
         )
 

@@ -1,16 +1,21 @@
-"""What a system is: a parser turns a PDF into text or markdown.
+"""What a system is, and the one place built-in systems declare their settings.
 
 A parser is anything with a ``name``, a ``fingerprint()`` and a ``parse(pdf)``. The fingerprint
 names everything that changes the output (library versions, settings, model id, prompt hash) and
 nothing that does not (timeouts, concurrency, keys): it keys the output cache and is written into
 baselines, so a number is always traceable to what produced it.
+
+A factory builds a system from the ``[systems.<name>]`` settings of a suite, and may also take
+a `SystemEnv`: the handle through which a system reaches another built system (stage 1 of a
+two-stage parser) or, later, a configured model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 
 @runtime_checkable
@@ -24,7 +29,62 @@ class Parser(Protocol):
     def parse(self, pdf: Path) -> str: ...
 
 
-class ParserFactory(Protocol):
-    """Builds a parser from the settings of ``[systems.<name>]`` in ``suite.toml``."""
+class SystemEnvLike(Protocol):
+    """What a factory may ask of its environment (see `registry.SystemEnv`)."""
 
-    def __call__(self, settings: Mapping[str, Any]) -> Parser: ...
+    def system(self, name: str) -> Parser: ...
+
+
+class ParserFactory(Protocol):
+    """Builds a parser from ``[systems.<name>]`` settings; a factory that takes a second
+    argument also receives the `SystemEnv`."""
+
+    def __call__(self, settings: Mapping[str, Any], /) -> Parser: ...
+
+
+class BuiltinParser:
+    """Settings and fingerprint boilerplate for parsers, in one place.
+
+    A subclass declares ``name``, ``revision`` (bump when its own code changes its output),
+    ``defaults`` (every accepted setting with its default; a value is coerced to the default's
+    type) and ``packages`` (whose installed versions go into the fingerprint), and implements
+    ``parse``. Unknown settings are errors: a typo must not silently keep a default.
+    """
+
+    name: ClassVar[str]
+    revision: ClassVar[int] = 1
+    defaults: ClassVar[Mapping[str, Any]] = {}
+    packages: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, settings: Mapping[str, Any] | None = None, env: Any = None) -> None:
+        given = dict(settings or {})
+        unknown = sorted(set(given) - set(self.defaults))
+        if unknown:
+            allowed = ", ".join(sorted(self.defaults)) or "none"
+            raise ValueError(
+                f"unknown {self.name} setting(s): {', '.join(unknown)} (allowed: {allowed})"
+            )
+        self.settings: dict[str, Any] = {}
+        for key, default in self.defaults.items():
+            value = given.get(key, default)
+            if isinstance(default, bool) and not isinstance(value, bool):
+                raise ValueError(f"{self.name} setting {key} = {value!r} is not true or false")
+            try:
+                self.settings[key] = type(default)(value)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"{self.name} setting {key} = {value!r} is not a {type(default).__name__}"
+                ) from None
+        self.env = env
+        self.check()
+
+    def check(self) -> None:
+        """Validate settings (raise ValueError with the rule that failed)."""
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {
+            "system": self.name,
+            "revision": self.revision,
+            **{package: version(package) for package in self.packages},
+            **self.settings,
+        }

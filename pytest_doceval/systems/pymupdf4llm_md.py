@@ -5,31 +5,19 @@ The strongest structured baseline without a VLM: a two-stage VLM pipeline has to
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from importlib.metadata import version
 from pathlib import Path
-from typing import Any
 
+from pytest_doceval.systems.base import BuiltinParser
 from pytest_doceval.systems.pdf import open_pdf
 
 
-class PyMuPDF4LLM:
+class PyMuPDF4LLM(BuiltinParser):
     name = "pymupdf4llm"
-    revision = 1  # bump when this module's code changes the output (keys the cache)
-
-    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
-        if settings:
-            raise ValueError(f"unknown pymupdf4llm settings: {', '.join(sorted(settings))}")
-
-    def fingerprint(self) -> dict[str, Any]:
-        return {
-            "system": self.name,
-            "revision": self.revision,
-            "pymupdf4llm": version("pymupdf4llm"),
-        }
+    revision = 1
+    packages = ("pymupdf4llm",)
 
     def parse(self, pdf: Path) -> str:
-        import pymupdf4llm
+        import pymupdf4llm  # type: ignore[import-untyped]
 
         with open_pdf(pdf) as doc:
             return str(pymupdf4llm.to_markdown(doc, show_progress=False)).strip()

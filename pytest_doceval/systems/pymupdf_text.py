@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pymupdf
 
+from pytest_doceval.systems.base import BuiltinParser
 from pytest_doceval.systems.pdf import open_pdf
 
 # Default text flags minus TEXT_PRESERVE_LIGATURES: "ﬁ" comes out as "fi".
 _TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
 
 
-class PyMuPDFText:
+class PyMuPDFText(BuiltinParser):
     """Plain text per page in the PDF's own block order, pages in order.
 
     Tables found by ``find_tables()`` replace the text blocks that lie inside them, as a
@@ -25,27 +24,16 @@ class PyMuPDFText:
     name = "pymupdf"
     # Bump when this parser's own code changes its output: the fingerprint keys the cache.
     revision = 2
-
-    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
-        settings = dict(settings or {})
-        self.tables = bool(settings.pop("tables", True))
-        if settings:
-            raise ValueError(f"unknown pymupdf settings: {', '.join(sorted(settings))}")
-
-    def fingerprint(self) -> dict[str, Any]:
-        return {
-            "system": self.name,
-            "revision": self.revision,
-            "pymupdf": pymupdf.VersionBind,
-            "tables": self.tables,
-        }
+    # find_tables() costs about a third of a second a page: `tables = false` skips it.
+    defaults = {"tables": True}
+    packages = ("pymupdf",)
 
     def parse(self, pdf: Path) -> str:
         with open_pdf(pdf) as doc:
             return "\n\n".join(self._page_text(page) for page in doc).strip()
 
     def _page_text(self, page: pymupdf.Page) -> str:
-        tables = page.find_tables().tables if self.tables else []
+        tables = page.find_tables().tables if self.settings["tables"] else []
         boxes = [pymupdf.Rect(t.bbox) for t in tables]
         emitted: set[int] = set()
         parts: list[str] = []

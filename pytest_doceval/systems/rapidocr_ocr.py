@@ -1,17 +1,17 @@
 """`rapidocr`: pages rendered to pixels and read by RapidOCR (seed 000 section 3.2.2).
 
 RapidOCR 3.x on onnxruntime; its PP-OCR models ship inside the wheel, so it runs offline. It
-reads Latin scripts, Chinese and Japanese -- not Korean.
+reads Latin scripts, Chinese and Japanese -- not Korean. `ocr_image` reads one image (exam
+tracks OCR question images with it).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from pytest_doceval.systems.base import BuiltinParser
 from pytest_doceval.systems.pdf import open_pdf
 
 
@@ -23,34 +23,25 @@ def _engine() -> Any:
     return RapidOCR()
 
 
-class RapidOCRParser:
+def ocr_image(image: bytes) -> str:
+    """The text lines RapidOCR reads in an encoded image (PNG, JPEG), in reading order."""
+    result = _engine()(image)
+    return "\n".join(result.txts or ())
+
+
+class RapidOCRParser(BuiltinParser):
     """OCR of every page rendered at ``dpi`` (default 300); lines joined in reading order."""
 
     name = "rapidocr"
-    revision = 1  # bump when this module's code changes the output (keys the cache)
+    revision = 1
+    defaults = {"dpi": 300}
+    packages = ("rapidocr", "onnxruntime")
 
-    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
-        settings = dict(settings or {})
-        self.dpi = int(settings.pop("dpi", 300))
-        if settings:
-            raise ValueError(f"unknown rapidocr settings: {', '.join(sorted(settings))}")
-        if not 50 <= self.dpi <= 1200:
-            raise ValueError(f"rapidocr dpi must be between 50 and 1200, got {self.dpi}")
-
-    def fingerprint(self) -> dict[str, Any]:
-        return {
-            "system": self.name,
-            "revision": self.revision,
-            "rapidocr": version("rapidocr"),
-            "onnxruntime": version("onnxruntime"),
-            "dpi": self.dpi,
-        }
+    def check(self) -> None:
+        if not 50 <= self.settings["dpi"] <= 1200:
+            raise ValueError(f"rapidocr dpi must be between 50 and 1200, got {self.settings['dpi']}")
 
     def parse(self, pdf: Path) -> str:
-        pages: list[str] = []
         with open_pdf(pdf) as doc:
-            for page in doc:
-                png = page.get_pixmap(dpi=self.dpi).tobytes("png")
-                result = _engine()(png)
-                pages.append("\n".join(result.txts or ()))
+            pages = [ocr_image(page.get_pixmap(dpi=self.settings["dpi"]).tobytes("png")) for page in doc]
         return "\n\n".join(pages).strip()

@@ -1,10 +1,11 @@
-"""The registry of systems, found the way pytest plugins are found.
+"""The registry of systems, found the way pytest plugins are found, and their environment.
 
 Three sources, in this order (a later one may not silently replace an earlier name):
 
 1. built-ins: ``pymupdf``, ``rapidocr``, ``pymupdf4llm`` (imported only when used);
 2. the entry-point group ``pytest_doceval.systems``: entry-point name = system name, value = a
-   factory (a class or callable taking the ``[systems.<name>]`` settings);
+   factory (a class or callable taking the ``[systems.<name>]`` settings, and optionally the
+   `SystemEnv`);
 3. ``conftest.py``: the hook ``pytest_doceval_register_systems(registry)``, or the decorator
    ``@pytest_doceval.register_parser("name")`` at import time.
 """
@@ -12,10 +13,12 @@ Three sources, in this order (a later one may not silently replace an earlier na
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
 from typing import Any
 
+from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.systems.base import Parser, ParserFactory
 
 ENTRY_POINT_GROUP = "pytest_doceval.systems"
@@ -27,22 +30,48 @@ _BUILTINS: dict[str, str] = {
 }
 
 
-def _lazy(target: str) -> ParserFactory:
-    def factory(settings: Mapping[str, Any]) -> Parser:
-        module, _, attr = target.partition(":")
-        return getattr(importlib.import_module(module), attr)(settings)
+def load_object(target: str) -> Any:
+    """``"package.module:attr"`` imported."""
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
 
+
+def _lazy(target: str) -> Callable[..., Parser]:
+    def factory(settings: Mapping[str, Any], env: Any = None) -> Parser:
+        return _call_factory(load_object(target), settings, env)
+
+    factory.takes_env = True  # type: ignore[attr-defined]
     return factory
+
+
+def _takes_env(factory: Callable[..., Any]) -> bool:
+    if getattr(factory, "takes_env", False):
+        return True
+    try:
+        parameters = list(inspect.signature(factory).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [
+        p
+        for p in parameters
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+    ]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in positional)
+
+
+def _call_factory(factory: Callable[..., Any], settings: Mapping[str, Any], env: Any) -> Parser:
+    made = factory(dict(settings), env) if _takes_env(factory) else factory(dict(settings))
+    return made  # type: ignore[no-any-return]
 
 
 class SystemRegistry:
     """Named parser factories."""
 
     def __init__(self) -> None:
-        self._factories: dict[str, ParserFactory] = {}
+        self._factories: dict[str, Callable[..., Parser]] = {}
         self._origins: dict[str, str] = {}
 
-    def register(self, name: str, factory: ParserFactory, *, origin: str = "user") -> None:
+    def register(self, name: str, factory: Callable[..., Parser], *, origin: str = "user") -> None:
         if not name or any(ch in name for ch in "[]/\\ "):
             raise ValueError(f"system name {name!r} must be non-empty without []/\\ or spaces")
         if name in self._factories and self._origins[name] != origin:
@@ -58,8 +87,10 @@ class SystemRegistry:
     def names(self) -> list[str]:
         return sorted(self._factories)
 
-    def create(self, name: str, settings: Mapping[str, Any] | None = None) -> Parser:
-        return self._factories[name](dict(settings or {}))
+    def create(
+        self, name: str, settings: Mapping[str, Any] | None = None, env: SystemEnv | None = None
+    ) -> Parser:
+        return _call_factory(self._factories[name], settings or {}, env)
 
     def parser(self, name: str) -> Callable[[ParserFactory], ParserFactory]:
         """Decorator form: ``@registry.parser("my-parser")`` on a class or factory."""
@@ -69,6 +100,48 @@ class SystemRegistry:
             return factory
 
         return decorate
+
+
+class SystemEnv:
+    """The systems of one suite, built once each with the suite's ``[systems.<name>]``
+    settings. A factory that takes it reaches other systems through `system` (stage 1 of a
+    two-stage parser reuses that parser, and its cached outputs)."""
+
+    def __init__(
+        self,
+        registry: SystemRegistry,
+        settings: Mapping[str, Mapping[str, Any]],
+        *,
+        source: str = "suite.toml",
+    ) -> None:
+        self.registry = registry
+        self.settings = settings
+        self.source = source
+        self._built: dict[str, Parser] = {}
+        self._building: list[str] = []
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.registry
+
+    def system(self, name: str) -> Parser:
+        """The built system `name`; a clear `SuiteConfigError` for bad settings or cycles."""
+        if name in self._built:
+            return self._built[name]
+        if name not in self.registry:
+            raise SuiteConfigError(
+                f"{self.source}: unknown system {name!r} (known: {', '.join(self.registry.names())})"
+            )
+        if name in self._building:
+            chain = " -> ".join([*self._building, name])
+            raise SuiteConfigError(f"{self.source}: systems depend on each other in a cycle: {chain}")
+        self._building.append(name)
+        try:
+            self._built[name] = self.registry.create(name, self.settings.get(name, {}), self)
+        except (ValueError, TypeError) as exc:
+            raise SuiteConfigError(f"{self.source}: [systems.{name}]: {exc}") from None
+        finally:
+            self._building.pop()
+        return self._built[name]
 
 
 # Registrations made with the module-level decorator before any session exists.

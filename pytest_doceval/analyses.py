@@ -1,0 +1,60 @@
+"""Suite-level analyses that any kind may list in its ``analyses``.
+
+An analysis is an object with a ``key`` and a ``__call__(rows, meta, stats_config)`` that
+returns builtin types; its result lands in the suite's report section under ``key``. It reads
+what it needs to know about metrics from ``meta["metrics"]`` (the kind's specs), never from a
+metric's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_doceval.config import StatsConfig
+from pytest_doceval.metrics.spec import headline, specs_from_section
+from pytest_doceval.rows import is_measured
+
+
+def values_by_system(
+    rows: Sequence[Mapping[str, Any]], metric: str, source: str = "metrics"
+) -> dict[str, dict[str, float]]:
+    """{system: {case: value}} of measured rows having `metric` (in `metrics` or `baseline`)."""
+    out: dict[str, dict[str, float]] = {}
+    for row in rows:
+        values = row.get(source) or {}
+        if is_measured(row) and values.get(metric) is not None:
+            out.setdefault(row["system"], {})[row["case"]] = float(values[metric])
+    return out
+
+
+@dataclass(frozen=True)
+class AllPairs:
+    """Every pair of systems on every headline metric, over the cases both measured: paired
+    bootstrap CI of the mean difference, paired t, Wilcoxon, Cohen's d (McNemar for binary
+    metrics)."""
+
+    key: str = "comparisons"
+
+    def __call__(
+        self, rows: Sequence[Mapping[str, Any]], meta: Mapping[str, Any], stats_config: StatsConfig
+    ) -> list[dict[str, Any]]:
+        from pytest_doceval import stats
+
+        specs = specs_from_section(meta)
+        out: list[dict[str, Any]] = []
+        for metric in sorted(headline(specs)):
+            by_system = values_by_system(rows, metric)
+            if len(by_system) < 2:
+                continue
+            for comparison in stats.pairwise_comparisons(
+                by_system,
+                metric=metric,
+                binary=specs[metric].binary,
+                resamples=stats_config.resamples,
+                confidence=stats_config.confidence,
+                seed=stats_config.seed,
+            ):
+                out.append(comparison.to_dict())
+        return out

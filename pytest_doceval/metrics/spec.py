@@ -1,0 +1,89 @@
+"""What a metric means to everything generic: its direction, and how the report treats it.
+
+A suite kind declares ``metrics``: a mapping from a metric name, or a family pattern such as
+``structure_f1_*`` (``fnmatch`` syntax), to its `MetricSpec`. Gates, baseline deltas,
+comparisons, the terminal summary, pytest-html columns and the HTML colours all read the spec;
+no module outside a kind knows a metric by its name.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+Direction = Literal["lower", "higher"]
+DIRECTIONS: tuple[Direction, ...] = ("lower", "higher")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """How one metric (or a family of them) is read.
+
+    ``direction``: which way is better. ``headline``: shown in summaries, comparisons, the
+    terminal and pytest-html columns (per-field or per-type families usually are not).
+    ``counts``: the key in ``row["counts"]`` whose edit counts give a corpus rate (edits /
+    reference length) beside the mean. ``binary``: 0/1 per case (McNemar for pairs).
+    ``description``: one line for the HTML legend.
+    """
+
+    direction: Direction
+    headline: bool = True
+    counts: str | None = None
+    binary: bool = False
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"MetricSpec direction must be 'lower' or 'higher', not {self.direction!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MetricSpec:
+        return cls(
+            direction=data["direction"],
+            headline=bool(data.get("headline", True)),
+            counts=data.get("counts"),
+            binary=bool(data.get("binary", False)),
+            description=str(data.get("description", "")),
+        )
+
+
+def _is_pattern(name: str) -> bool:
+    return any(ch in name for ch in "*?[")
+
+
+def find_spec(specs: Mapping[str, MetricSpec], metric: str) -> MetricSpec | None:
+    """The spec declared for `metric`: an exact name first, else the first matching family."""
+    if metric in specs:
+        return specs[metric]
+    for pattern, spec in specs.items():
+        if _is_pattern(pattern) and fnmatch.fnmatchcase(metric, pattern):
+            return spec
+    return None
+
+
+def ordered_specs(specs: Mapping[str, MetricSpec], names: Iterable[str]) -> dict[str, MetricSpec]:
+    """`names` that have a spec, in the kind's declaration order (names of one family sorted);
+    this is the order summaries and columns show them in."""
+    remaining = sorted(set(names))
+    out: dict[str, MetricSpec] = {}
+    for pattern, spec in specs.items():
+        for name in remaining:
+            if name not in out and (
+                name == pattern or (_is_pattern(pattern) and fnmatch.fnmatchcase(name, pattern))
+            ):
+                out[name] = find_spec(specs, name) or spec
+    return out
+
+
+def specs_from_section(section: Mapping[str, Any]) -> dict[str, MetricSpec]:
+    """The metric specs a report section carries (``section["metrics"]``)."""
+    return {name: MetricSpec.from_dict(d) for name, d in (section.get("metrics") or {}).items()}
+
+
+def headline(specs: Mapping[str, MetricSpec]) -> list[str]:
+    return [name for name, spec in specs.items() if spec.headline]

@@ -1,0 +1,76 @@
+"""The report row: one per (case, system) test, the one schema every kind shares.
+
+Rows ride on test reports to the xdist controller (builtin types only), are written into the
+JSON report, merged across shards and rendered by the HTML. `row_key` is the one place the
+``case[system]`` key format is written.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+# Outcomes whose metrics are real measurements ("failed" = measured, then failed a gate).
+MEASURED = ("passed", "failed")
+OUTCOMES = ("passed", "failed", "error", "skipped")
+
+
+def row_key(case: str, system: str) -> str:
+    """``case[system]``: the test's id inside its suite, the baselines' entry key."""
+    return f"{case}[{system}]"
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """The inverse of `row_key` (the system never contains ``[``)."""
+    case, _, system = key.rpartition("[")
+    return case, system.removesuffix("]")
+
+
+def new_row(
+    suite: str, case: str, system: str, *, labels: Mapping[str, str] | None = None, nodeid: str = ""
+) -> dict[str, Any]:
+    """A row before evaluation: an error until something is measured."""
+    return {
+        "suite": suite,
+        "case": case,
+        "system": system,
+        "labels": dict(labels or {}),
+        "nodeid": nodeid,
+        "outcome": "error",
+        "message": None,
+        "metrics": {},
+        "counts": {},
+        "details": {},
+        "views": {},
+        "fingerprint": {},
+        "cache_key": None,
+        "notes": [],
+        "baseline": None,
+    }
+
+
+def is_measured(row: Mapping[str, Any]) -> bool:
+    return row.get("outcome") in MEASURED
+
+
+def sort_rows(rows: Any) -> list[dict[str, Any]]:
+    """One order for rows however they arrived (xdist delivers them in any order)."""
+    return sorted((dict(r) for r in rows), key=lambda r: (str(r["case"]), str(r["system"])))
+
+
+def plain(value: Any) -> Any:
+    """`value` as builtin JSON-able types: numpy scalars unwrapped (xdist cannot serialise
+    them), tuples as lists, NaN and infinities as None (bare NaN is not JSON)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, float) or hasattr(value, "item"):
+        number = value.item() if hasattr(value, "item") else value
+        if isinstance(number, float) and not math.isfinite(number):
+            return None
+        return number if type(number) in (bool, int, float) else plain(number)
+    if value is None or type(value) in (bool, int, str):
+        return value
+    return str(value)
