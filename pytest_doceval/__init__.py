@@ -66,4 +66,19 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-__all__ = [*_EXPORTS, "__version__"]
+__all__ = [
+    "AllPairs",
+    "Analysis",
+    "BuiltinParser",
+    "CaseRef",
+    "CaseResult",
+    "MetricSpec",
+    "Parser",
+    "RunContext",
+    "Suite",
+    "SystemEnv",
+    "SystemRegistry",
+    "__version__",
+    "register_parser",
+    "suite_kind",
+]

@@ -18,7 +18,7 @@ from typing import Any
 
 from pytest_doceval.atomic import write_text_atomic
 
-CACHE_SCHEMA = "doceval-cache/1"
+CACHE_SCHEMA = "doceval-cache/2"
 
 
 def file_digest(path: Path) -> str:
@@ -27,6 +27,10 @@ def file_digest(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def _checksum(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def cache_key(fingerprint: Mapping[str, Any], input_digest: str) -> str:
@@ -62,14 +66,25 @@ class OutputCache:
             return None
         if not isinstance(entry, dict) or entry.get("schema") != CACHE_SCHEMA:
             return None
-        if entry.get("key") != key or not isinstance(entry.get("output"), str):
+        output = entry.get("output")
+        if entry.get("key") != key or not isinstance(output, str):
             return None
-        return entry["output"]
+        # A hand-edited (or half-synced) entry that is still valid JSON is not trusted: its
+        # checksum no longer matches, and the output is recomputed.
+        if entry.get("sha256") != _checksum(output):
+            return None
+        return output
 
     def put(self, key: str, text: str, fingerprint: Mapping[str, Any]) -> None:
         if self.directory is None:
             return
-        entry = {"schema": CACHE_SCHEMA, "key": key, "fingerprint": fingerprint, "output": text}
+        entry = {
+            "schema": CACHE_SCHEMA,
+            "key": key,
+            "fingerprint": fingerprint,
+            "sha256": _checksum(text),
+            "output": text,
+        }
         write_text_atomic(self._path(key), json.dumps(entry, ensure_ascii=False, default=str))
 
     def get_or_compute(

@@ -87,6 +87,29 @@ def load_suite_spec(file: Path) -> SuiteSpec:
     )
 
 
+def _declares_doceval(pyproject: Path) -> bool:
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "doceval" in tool
+
+
+def find_project_root(*starts: Path) -> Path:
+    """The folder of the nearest ``pyproject.toml`` with a ``[tool.doceval]`` table, looking up
+    from each of `starts` in turn (pytest's rootdir first, then the current folder); else the
+    first start. Baselines, the cache and suite paths are resolved from it, so running pytest
+    from a subfolder writes them where a run from the top would."""
+    for start in starts:
+        for folder in (start, *start.parents):
+            if (folder / "pyproject.toml").is_file() and _declares_doceval(
+                folder / "pyproject.toml"
+            ):
+                return folder
+    return starts[0]
+
+
 @dataclass(frozen=True)
 class ProjectConfig:
     """``[tool.doceval]`` of the project's ``pyproject.toml`` (all keys optional)."""
@@ -121,7 +144,16 @@ class ProjectConfig:
             )
         if isinstance(table.get("suites"), str):
             table["suites"] = [table["suites"]]
-        return cls(**table)
+        project = cls(**table)
+        if not isinstance(project.bootstrap_resamples, int) or project.bootstrap_resamples < 100:
+            raise SuiteConfigError(
+                f"{pyproject}: [tool.doceval] bootstrap_resamples must be >= 100"
+            )
+        if not isinstance(project.confidence, float) or not 0.5 <= project.confidence < 1:
+            raise SuiteConfigError(
+                f"{pyproject}: [tool.doceval] confidence must be a number in [0.5, 1), e.g. 0.95"
+            )
+        return project
 
 
 @dataclass(frozen=True)

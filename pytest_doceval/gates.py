@@ -3,10 +3,17 @@
 Per case (``[gates]``), a metric takes one rule or a list of rules:
 
 * ``"+0.5pp"`` -- may be at most 0.5 percentage points (0.005) worse than its baseline, in the
-  metric's bad direction (up for ``cer``, down for ``structure_f1``; the sign is optional and
-  only documents intent);
+  metric's bad direction (its `MetricSpec` says which: up for an error rate, down for a score);
+* ``"+0.02"`` -- ``abs`` as a unit: at most 0.02 metric units worse (for metrics that are not
+  rates, e.g. a count);
 * ``"+10%"`` -- at most 10 % worse than its baseline, relative to the baseline value;
 * ``"+0"`` -- no worse than the baseline at all (after rounding to 6 decimals);
+
+A tolerance needs its unit (``pp``, ``%`` or ``abs``) unless it is zero: ``"+5"`` could mean 5
+points, 5 % or 5 units, and read as 5.0 absolute it could never fail. The sign is optional; when
+written it must point the metric's bad way (``+`` for lower-is-better, ``-`` for
+higher-is-better), since a tolerance is an allowed worsening: ``cer = "-0.5pp"`` reads like
+"must improve", which is not a gate this tool offers, and is refused when the suite loads.
 * ``"<= 0.2"``, ``"< 0.2"``, ``">= 0.8"``, ``"> 0.8"`` -- an absolute bound, needs no baseline.
 
 Per suite (``[gates.suite]``): ``"significant:+0.5pp"`` fails the session only when the paired
@@ -25,7 +32,8 @@ from pytest_doceval.errors import SuiteConfigError
 
 BASELINE_DECIMALS = 6
 
-_TOLERANCE = re.compile(r"^\s*([+-]?)\s*(\d+(?:\.\d*)?|\.\d+)\s*(pp|%)?\s*$")
+_TOLERANCE = re.compile(r"^\s*([+-]?)\s*(\d+(?:\.\d*)?|\.\d+)\s*(pp|%|abs)?\s*$")
+ACCEPTED_FORMS = "a tolerance '+0.5pp', '+10%', '+0.02abs' or '+0', or a bound '<= 0.2', '>= 0.8'"
 _BOUND = re.compile(r"^\s*(<=|>=|<|>)\s*(-?\d+(?:\.\d*)?|-?\.\d+)\s*$")
 _SIGNIFICANT = re.compile(r"^\s*significant\s*:\s*(.+)$")
 _COMPARE: dict[str, Callable[[float, float], bool]] = {
@@ -43,6 +51,16 @@ class Tolerance:
     text: str
     amount: float
     relative: bool
+    sign: str = ""
+
+    def check_sign(self, metric: str, direction: str) -> None:
+        """Refuse a sign that points the metric's good way (see the module docstring)."""
+        bad = "+" if direction == "lower" else "-"
+        if self.sign and self.sign != bad:
+            raise SuiteConfigError(
+                f"gate {metric} = {self.text!r}: {metric} is {direction}-is-better, so an "
+                f"allowed worsening is written {bad}{self.text.lstrip('+- ')} (or without a sign)"
+            )
 
     def limit(self, baseline: float, direction: str) -> float:
         allowance = abs(baseline) * self.amount if self.relative else self.amount
@@ -69,6 +87,7 @@ class SuiteGate:
     metric: str
     text: str
     margin: float
+    tolerance: Tolerance
 
 
 def _amount(number: str, unit: str | None) -> tuple[float, bool]:
@@ -82,16 +101,19 @@ def _amount(number: str, unit: str | None) -> tuple[float, bool]:
 
 def parse_rule(metric: str, text: str) -> Rule:
     if not isinstance(text, str):
-        raise SuiteConfigError(f"gate for {metric!r} must be a string like '+0.5pp', got {text!r}")
+        raise SuiteConfigError(f"gate {metric} = {text!r}: expected a string, {ACCEPTED_FORMS}")
     if match := _BOUND.match(text):
         return Bound(text.strip(), match.group(1), float(match.group(2)))
     if match := _TOLERANCE.match(text):
-        amount, relative = _amount(match.group(2), match.group(3))
-        return Tolerance(text.strip(), amount, relative)
-    raise SuiteConfigError(
-        f"gate {metric} = {text!r} is not a rule: use a tolerance ('+0.5pp', '+10%', '+0') "
-        "or a bound ('<= 0.2', '>= 0.8')"
-    )
+        sign, number, unit = match.groups()
+        if unit is None and float(number) != 0:
+            raise SuiteConfigError(
+                f"gate {metric} = {text!r} is ambiguous (points, percent or units?); use "
+                f"{ACCEPTED_FORMS}"
+            )
+        amount, relative = _amount(number, unit)
+        return Tolerance(text.strip(), amount, relative, sign)
+    raise SuiteConfigError(f"gate {metric} = {text!r} is not a rule: use {ACCEPTED_FORMS}")
 
 
 def parse_case_gates(table: Mapping[str, object]) -> dict[str, list[Rule]]:
@@ -111,10 +133,10 @@ def parse_suite_gates(table: Mapping[str, object]) -> list[SuiteGate]:
         tolerance = parse_rule(metric, match.group(1)) if match else None
         if not match or not isinstance(tolerance, Tolerance) or tolerance.relative:
             raise SuiteConfigError(
-                f"suite gate {metric} = {value!r}: expected 'significant:+<margin>pp' "
-                "(an absolute margin in percentage points or metric units)"
+                f"suite gate {metric} = {value!r}: expected 'significant:+<margin>pp' or "
+                "'significant:+<margin>abs' (an absolute margin in points or metric units)"
             )
-        gates.append(SuiteGate(metric, value.strip(), tolerance.amount))  # type: ignore[union-attr]
+        gates.append(SuiteGate(metric, value.strip(), tolerance.amount, tolerance))
     return gates
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_doceval.errors import DocevalError
+from pytest_doceval.progress import heartbeat
 from pytest_doceval.rows import new_row
 from pytest_doceval.session import SESSION_KEY, in_shard
 from pytest_doceval.suites import CaseRef
@@ -77,7 +78,8 @@ class CaseItem(pytest.Item):
         session = self._session
         suite = session.suite(self.path)
         started = time.perf_counter()
-        self.result = session.evaluate(suite, self.ref)
+        with heartbeat(self.nodeid, session.progress_writer()):
+            self.result = session.evaluate(suite, self.ref)
         self.doceval_row.update(self.result.to_row())
         self.doceval_row["duration"] = round(time.perf_counter() - started, 4)
         self.doceval_row["baseline"] = session.baseline_metrics(suite, self.ref)

@@ -72,6 +72,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# Options that mean nothing without --doceval: given alone, they are a mistake worth saying.
+_NEEDS_DOCEVAL = (
+    ("--doceval-update", "doceval_update"),
+    ("--doceval-shard", "doceval_shard"),
+    ("--doceval-bootstrap", "doceval_bootstrap"),
+    ("--doceval-seed", "doceval_seed"),
+    ("--doceval-no-cache", "doceval_no_cache"),
+    ("--doceval-cache-dir", "doceval_cache_dir"),
+)
+
+
+def _check_numbers(config: pytest.Config) -> None:
+    """Refuse bad numeric options before anything runs (not after every test has)."""
+    resamples = config.getoption("doceval_bootstrap")
+    if resamples is not None and resamples < 100:
+        raise pytest.UsageError(
+            f"--doceval-bootstrap {resamples}: need at least 100 resamples (default 1000)"
+        )
+    seed = config.getoption("doceval_seed")
+    if seed is not None and seed < 0:
+        raise pytest.UsageError(f"--doceval-seed {seed}: a seed is a whole number >= 0")
+
+
 def _session(config: pytest.Config) -> Any:
     from pytest_doceval.session import SESSION_KEY
 
@@ -85,16 +108,23 @@ def _is_worker(config: pytest.Config) -> bool:
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("doceval", False):
+        given = [flag for flag, dest in _NEEDS_DOCEVAL if config.getoption(dest, None)]
+        if given:
+            raise pytest.UsageError(
+                f"{', '.join(given)} only applies to an evaluation run: add --doceval "
+                f"(pytest --doceval {' '.join(given)})"
+            )
         return
-    from pytest_doceval.config import ProjectConfig, StatsConfig
+    _check_numbers(config)
+    from pytest_doceval.config import ProjectConfig, StatsConfig, find_project_root
     from pytest_doceval.errors import DocevalError
     from pytest_doceval.session import SESSION_KEY, DocevalSession, Options, parse_shard
 
+    root = find_project_root(config.rootpath, Path(config.invocation_params.dir))
     try:
-        project = ProjectConfig.load(config.rootpath)
+        project = ProjectConfig.load(root)
     except DocevalError as exc:
         raise pytest.UsageError(str(exc)) from None
-    root = config.rootpath
     cache_dir = Path(config.getoption("doceval_cache_dir") or root / project.cache)
     html = config.getoption("doceval_html")
     options = Options(
@@ -113,7 +143,7 @@ def pytest_configure(config: pytest.Config) -> None:
         ),
         shard=parse_shard(config.getoption("doceval_shard")),
     )
-    session = DocevalSession(config, project, options)
+    session = DocevalSession(config, project, options, root=root)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(SessionHooks(session), "doceval-session")
     if config.args_source != pytest.Config.ArgsSource.ARGS:
@@ -139,15 +169,23 @@ def pytest_runtest_makereport(
     if not getattr(item, "is_doceval_item", False):
         return report
     from pytest_doceval.errors import DocevalError
-    from pytest_doceval.items import GateFailure
 
     if call.excinfo is not None and isinstance(call.excinfo.value, DocevalError):
-        # The cause, not a traceback into the plugin. Gate messages name the case already;
-        # an input error names its file, and the test id adds which system met it.
+        # The cause first, not a traceback into the plugin: pytest's short summary already
+        # leads with the test id, and a gate or input error names its case or file. A user's
+        # parser that raised keeps its own traceback under --tb=long.
         error = call.excinfo.value
-        report.longrepr = (
-            str(error) if isinstance(error, GateFailure) else f"{item.nodeid}: {error}"
-        )
+        report.longrepr = str(error)
+        cause = error.__cause__
+        if (
+            cause is not None
+            and not isinstance(cause, DocevalError)
+            and item.config.getoption("tbstyle", "auto") == "long"
+        ):
+            import traceback
+
+            trace = "".join(traceback.format_exception(cause))
+            report.longrepr = f"{error}\n\n{trace}"
     row = getattr(item, "doceval_row", None)
     if row is None:  # a suite that could not be loaded: logged as a lost row
         return report
@@ -178,14 +216,18 @@ class SessionHooks:
             self.session.add_row(self._suite_file(report.nodeid), _lost_row(report))
 
     def _suite_file(self, nodeid: str) -> Path:
-        return (self.session.rootpath / nodeid.split("::")[0]).resolve()
+        # Node ids are relative to pytest's rootdir (not the doceval project root).
+        return (self.session.config.rootpath / nodeid.split("::")[0]).resolve()
 
     @pytest.hookimpl(tryfirst=True)  # before pytest-html renders its summary
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if _is_worker(session.config):
             return
         interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
-        if self.session.finish(interrupted=interrupted) and session.exitstatus == pytest.ExitCode.OK:
+        if (
+            self.session.finish(interrupted=interrupted)
+            and session.exitstatus == pytest.ExitCode.OK
+        ):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:

@@ -8,7 +8,7 @@ reach the controller on the test reports, as builtin types only.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,11 +66,13 @@ def in_shard(suite: str, case: str, shard: tuple[int, int]) -> bool:
 
 
 class DocevalSession:
-    def __init__(self, config: pytest.Config, project: ProjectConfig, options: Options) -> None:
+    def __init__(
+        self, config: pytest.Config, project: ProjectConfig, options: Options, *, root: Path
+    ) -> None:
         self.config = config
         self.project = project
         self.options = options
-        self.rootpath = config.rootpath
+        self.rootpath = root  # the doceval project's root: baselines and cache live here
         self._registry: SystemRegistry | None = None
         self._suites: dict[Path, Suite | DocevalError] = {}
         self._resolved: dict[Path, Path] = {}  # resolving costs syscalls on every test
@@ -147,6 +149,20 @@ class DocevalSession:
                 files.extend(sorted(path.rglob("suite.toml")))
         return files
 
+    def progress_writer(self) -> Callable[[str], None] | None:
+        """Where heartbeat lines go: the terminal of a plain run (an xdist worker's output is
+        not shown, and its controller prints each result as it arrives)."""
+        if hasattr(self.config, "workerinput"):
+            return None
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None:
+            return None
+
+        def write(line: str) -> None:
+            reporter.write_line(line)
+
+        return write
+
     def baseline_file(self, suite: str) -> Path:
         return baseline_path(self.rootpath / self.project.baselines, suite)
 
@@ -178,7 +194,9 @@ class DocevalSession:
 
     def _comparable_baseline(self, suite: Suite) -> BaselineFile | None:
         baseline = self.baseline(suite)
-        return baseline if baseline is not None and baseline.scoring_id == suite.scoring_id else None
+        return (
+            baseline if baseline is not None and baseline.scoring_id == suite.scoring_id else None
+        )
 
     def baseline_metrics(self, suite: Suite, ref: CaseRef) -> dict[str, float] | None:
         baseline = self._comparable_baseline(suite)
@@ -276,7 +294,8 @@ class DocevalSession:
             "systems": suite.system_names(),
             "notes": suite.notes(),
             "metrics": {
-                name: spec.to_dict() for name, spec in ordered_specs(suite.metrics, measured).items()
+                name: spec.to_dict()
+                for name, spec in ordered_specs(suite.metrics, measured).items()
             },
             "gate_rules": {
                 "case": {m: [r.text for r in rules] for m, rules in suite.spec.case_gates.items()},

@@ -75,6 +75,17 @@ def test_cache_roundtrip_and_corruption(tmp_path: Path) -> None:
     assert cache.get_or_compute({"system": "x"}, "digest", compute).text == "text"
 
 
+def test_a_hand_edited_but_valid_cache_entry_is_recomputed(tmp_path: Path) -> None:
+    cache = OutputCache(tmp_path)
+    first = cache.get_or_compute({"system": "x"}, "d", lambda: "the parser's text")
+    entry = next(tmp_path.rglob("*.json"))
+    data = json.loads(entry.read_text())
+    data["output"] = "a better-looking text someone typed in"
+    entry.write_text(json.dumps(data))
+    again = cache.get_or_compute({"system": "x"}, "d", lambda: "the parser's text")
+    assert (again.hit, again.text, again.key) == (False, "the parser's text", first.key)
+
+
 def test_cache_key_depends_on_fingerprint_and_input_only() -> None:
     base = cache_key({"system": "x", "dpi": 300}, "d1")
     assert base == cache_key({"dpi": 300, "system": "x"}, "d1")

@@ -21,7 +21,8 @@ from pytest_doceval.gates import (
         ("-2pp", 0.02, False),
         ("+10%", 0.10, True),
         ("+0", 0.0, False),
-        ("0.01", 0.01, False),
+        ("0.01abs", 0.01, False),
+        ("+0.0", 0.0, False),
     ],
 )
 def test_parse_tolerances(text: str, amount: float, relative: bool) -> None:
@@ -36,7 +37,9 @@ def test_parse_bounds(text: str, op: str, value: float) -> None:
     assert isinstance(rule, Bound) and rule.op == op and rule.value == value
 
 
-@pytest.mark.parametrize("bad", ["lots", "+5 apples", "=> 3", "", "significant:+1pp"])
+@pytest.mark.parametrize(
+    "bad", ["lots", "+5 apples", "=> 3", "", "significant:+1pp", "+5", "0.01", "-3"]
+)
 def test_bad_rules_name_the_metric(bad: str) -> None:
     with pytest.raises(SuiteConfigError, match="cer"):
         parse_rule("cer", bad)
@@ -90,3 +93,29 @@ def test_case_and_suite_gate_tables() -> None:
     assert gate.metric == "cer" and gate.margin == pytest.approx(0.005)
     with pytest.raises(SuiteConfigError, match="significant"):
         parse_suite_gates({"cer": "+0.5pp"})
+
+
+def test_ambiguous_tolerance_names_the_accepted_forms() -> None:
+    with pytest.raises(SuiteConfigError, match=r"ambiguous.*'\+0\.5pp', '\+10%'"):
+        parse_rule("cer", "+5")
+
+
+@pytest.mark.parametrize(
+    ("text", "direction", "ok"),
+    [
+        ("+0.5pp", "lower", True),
+        ("0.5pp", "lower", True),
+        ("-0.5pp", "lower", False),
+        ("-2pp", "higher", True),
+        ("+2pp", "higher", False),
+        ("2pp", "higher", True),
+    ],
+)
+def test_a_tolerance_sign_must_point_the_bad_way(text: str, direction: str, ok: bool) -> None:
+    rule = parse_rule("m", text)
+    assert isinstance(rule, Tolerance)
+    if ok:
+        rule.check_sign("m", direction)
+    else:
+        with pytest.raises(SuiteConfigError, match="allowed worsening is written"):
+            rule.check_sign("m", direction)

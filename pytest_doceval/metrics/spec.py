@@ -36,7 +36,9 @@ class MetricSpec:
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:
-            raise ValueError(f"MetricSpec direction must be 'lower' or 'higher', not {self.direction!r}")
+            raise ValueError(
+                f"MetricSpec direction must be 'lower' or 'higher', not {self.direction!r}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

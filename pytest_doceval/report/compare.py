@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_doceval import stats
-from pytest_doceval.errors import DocevalError
 from pytest_doceval.analyses import values_by_system
+from pytest_doceval.errors import DocevalError
 from pytest_doceval.metrics.spec import headline, specs_from_section
 from pytest_doceval.report.analysis import verdict
 

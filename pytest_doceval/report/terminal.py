@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_doceval.metrics.spec import headline, specs_from_section
+from pytest_doceval.rows import row_key
 
 # Columns in the terminal table; the rest of the headline metrics are in the reports.
 TERMINAL_COLUMNS = 5
@@ -42,6 +43,7 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         ][:TERMINAL_COLUMNS]
         if metrics:
             lines += _table(aggregates, metrics)
+        lines += _notes_on_cases(suite)
         for gate in suite.get("gates", []):
             status = "passed" if gate["passed"] else "FAILED"
             if not gate.get("evaluated", True):
@@ -62,7 +64,19 @@ def _table(aggregates: Mapping[str, Any], metrics: list[str]) -> list[str]:
             flag, small = "*", True
         cells.append([system, *[_cell(entries.get(m)) for m in metrics], f"{n}{flag}"])
     widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
-    lines = ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
+    lines = [
+        "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells
+    ]
     if small:
         lines.append("  * fewer than 10 cases: treat the interval as rough")
+    return lines
+
+
+def _notes_on_cases(suite: Mapping[str, Any], most: int = 10) -> list[str]:
+    """Cases whose evaluation left a note (a parser that returned no text: a damaged PDF that
+    still opens scores, and could become a baseline with no visible word)."""
+    noted = [(r, note) for r in suite.get("results", []) for note in r.get("notes", [])]
+    lines = [f"  note on {row_key(r['case'], r['system'])}: {note}" for r, note in noted[:most]]
+    if len(noted) > most:
+        lines.append(f"  ... and {len(noted) - most} more notes in the report")
     return lines

@@ -118,11 +118,21 @@ class Suite(ABC):
         return spec
 
     def check_gates(self) -> None:
-        """Every gated metric must be one the kind declares."""
-        for metric in [*self.spec.case_gates, *(g.metric for g in self.spec.suite_gates)]:
+        """Every gated metric must be one the kind declares, and every tolerance's sign must
+        point that metric's bad way."""
+        from pytest_doceval.gates import Tolerance
+
+        rules = [(m, r) for m, rs in self.spec.case_gates.items() for r in rs]
+        rules += [(g.metric, g.tolerance) for g in self.spec.suite_gates]
+        for metric, rule in rules:
             spec = find_spec(self.metrics, metric)
             if spec is None:
                 raise SuiteConfigError(
                     f"{self.spec.file}: [gates] names {metric!r}, which kind {self.kind!r} "
                     f"does not measure (metrics: {', '.join(self.metrics)})"
                 )
+            if isinstance(rule, Tolerance):
+                try:
+                    rule.check_sign(metric, spec.direction)
+                except SuiteConfigError as exc:
+                    raise SuiteConfigError(f"{self.spec.file}: {exc}") from None

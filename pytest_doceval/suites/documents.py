@@ -14,9 +14,10 @@ is not a registered parser but has ``outputs/<name>.md`` in the cases is a preco
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pytest_doceval.analyses import AllPairs
 from pytest_doceval.cache import file_digest
@@ -136,11 +137,14 @@ def _rate(description: str, counts: str) -> MetricSpec:
 class DocumentsSuite(Suite):
     kind = "documents"
     KEYS = frozenset({"kind", "systems", "language", "normalization"})
-    metrics = {
+    metrics: ClassVar[Mapping[str, MetricSpec]] = {
         "cer": _rate("character error rate after the normalisation profile (seed 002)", "cer"),
         "wer": _rate("word error rate, tokenised for the suite's language", "wer"),
         "body_cer": _rate("CER of the bodies, both cut before their references", "body_cer"),
         "cer_raw": _rate("CER after Unicode NFC only (no fair normalisation)", "cer_raw"),
+        "structure_f1": MetricSpec(
+            "higher", description="F1 of headings, list items, table rows, code blocks"
+        ),
         "refs_delta": MetricSpec(
             "lower", description="cer - body_cer: what the references section adds to CER"
         ),
@@ -149,9 +153,6 @@ class DocumentsSuite(Suite):
         ),
         "structure_recall": MetricSpec(
             "higher", description="share of truth structure elements found in the output"
-        ),
-        "structure_f1": MetricSpec(
-            "higher", description="F1 of headings, list items, table rows, code blocks"
         ),
         "structure_precision_*": MetricSpec("higher", headline=False),
         "structure_recall_*": MetricSpec("higher", headline=False),

@@ -61,7 +61,9 @@ def kind_class(kind: str) -> type[Suite]:
         found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == kind]
         target = found[0].value if found else None
     if target is None:
-        raise SuiteConfigError(f"unknown suite kind {kind!r}; known kinds: {', '.join(known_kinds())}")
+        raise SuiteConfigError(
+            f"unknown suite kind {kind!r}; known kinds: {', '.join(known_kinds())}"
+        )
     cls: type[Suite] = load_object(target)
     return _REGISTERED.setdefault(kind, cls)
 

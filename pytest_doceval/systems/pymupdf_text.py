@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pymupdf
 
@@ -25,7 +27,7 @@ class PyMuPDFText(BuiltinParser):
     # Bump when this parser's own code changes its output: the fingerprint keys the cache.
     revision = 2
     # find_tables() costs about a third of a second a page: `tables = false` skips it.
-    defaults = {"tables": True}
+    defaults: ClassVar[Mapping[str, Any]] = {"tables": True}
     packages = ("pymupdf",)
 
     def parse(self, pdf: Path) -> str:

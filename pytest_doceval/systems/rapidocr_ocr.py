@@ -8,8 +8,9 @@ tracks OCR question images with it).
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pytest_doceval.systems.base import BuiltinParser
 from pytest_doceval.systems.pdf import open_pdf
@@ -34,14 +35,18 @@ class RapidOCRParser(BuiltinParser):
 
     name = "rapidocr"
     revision = 1
-    defaults = {"dpi": 300}
+    defaults: ClassVar[Mapping[str, Any]] = {"dpi": 300}
     packages = ("rapidocr", "onnxruntime")
 
     def check(self) -> None:
         if not 50 <= self.settings["dpi"] <= 1200:
-            raise ValueError(f"rapidocr dpi must be between 50 and 1200, got {self.settings['dpi']}")
+            raise ValueError(
+                f"rapidocr dpi must be between 50 and 1200, got {self.settings['dpi']}"
+            )
 
     def parse(self, pdf: Path) -> str:
         with open_pdf(pdf) as doc:
-            pages = [ocr_image(page.get_pixmap(dpi=self.settings["dpi"]).tobytes("png")) for page in doc]
+            pages = [
+                ocr_image(page.get_pixmap(dpi=self.settings["dpi"]).tobytes("png")) for page in doc
+            ]
         return "\n\n".join(pages).strip()

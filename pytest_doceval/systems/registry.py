@@ -128,12 +128,13 @@ class SystemEnv:
         if name in self._built:
             return self._built[name]
         if name not in self.registry:
-            raise SuiteConfigError(
-                f"{self.source}: unknown system {name!r} (known: {', '.join(self.registry.names())})"
-            )
+            known = ", ".join(self.registry.names())
+            raise SuiteConfigError(f"{self.source}: unknown system {name!r} (known: {known})")
         if name in self._building:
             chain = " -> ".join([*self._building, name])
-            raise SuiteConfigError(f"{self.source}: systems depend on each other in a cycle: {chain}")
+            raise SuiteConfigError(
+                f"{self.source}: systems depend on each other in a cycle: {chain}"
+            )
         self._building.append(name)
         try:
             self._built[name] = self.registry.create(name, self.settings.get(name, {}), self)
