@@ -626,7 +626,7 @@ def make_image_only_pdf(pdf: Path, out: Path, *, dpi: int = 150) -> Path:
             raise CaseBuildError(f"{pdf}: the PDF is encrypted (password required)")
         if src.page_count == 0:
             raise CaseBuildError(f"{pdf}: the PDF has no pages")
-        for page in src:
+        for page in src.pages():
             pix = page.get_pixmap(dpi=dpi, alpha=False)
             new = scan.new_page(width=page.rect.width, height=page.rect.height)
             new.insert_image(new.rect, stream=pix.tobytes("png"))

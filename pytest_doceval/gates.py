@@ -136,7 +136,7 @@ def parse_suite_gates(table: Mapping[str, object]) -> list[SuiteGate]:
                 f"suite gate {metric} = {value!r}: expected 'significant:+<margin>pp' or "
                 "'significant:+<margin>abs' (an absolute margin in points or metric units)"
             )
-        gates.append(SuiteGate(metric, value.strip(), tolerance.amount, tolerance))
+        gates.append(SuiteGate(metric, str(value).strip(), tolerance.amount, tolerance))
     return gates
 
 

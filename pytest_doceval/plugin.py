@@ -217,7 +217,8 @@ class SessionHooks:
 
     def _suite_file(self, nodeid: str) -> Path:
         # Node ids are relative to pytest's rootdir (not the doceval project root).
-        return (self.session.config.rootpath / nodeid.split("::")[0]).resolve()
+        rootpath: Path = self.session.config.rootpath
+        return (rootpath / nodeid.split("::")[0]).resolve()
 
     @pytest.hookimpl(tryfirst=True)  # before pytest-html renders its summary
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -94,4 +94,5 @@ def load_report(path: Path) -> dict[str, Any]:
         raise DocevalError(f"{path}: report schema {schema!r} is not {REPORT_SCHEMA!r}")
     if not isinstance(data.get("suites"), dict):
         raise DocevalError(f"{path}: report has no 'suites' object")
-    return data
+    report: dict[str, Any] = data
+    return report

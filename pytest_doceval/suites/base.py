@@ -52,7 +52,8 @@ class Analysis(Protocol):
     """A suite-level analysis: its result (builtin types) lands in the suite's report section
     under ``key``. Runs, ``doceval merge`` and ``doceval report`` recompute it from the rows."""
 
-    key: str
+    @property
+    def key(self) -> str: ...
 
     def __call__(
         self,

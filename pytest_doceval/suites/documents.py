@@ -169,7 +169,7 @@ class DocumentsSuite(Suite):
             raise SuiteConfigError(
                 f"{spec.file}: language {self.language!r} is not one of {', '.join(LANGUAGES)}"
             )
-        self.normalization = table.get("normalization", "fair-v1")
+        self.normalization: str = str(table.get("normalization", "fair-v1"))
         if self.normalization not in PROFILES or self.normalization == "raw":
             known = ", ".join(p for p in PROFILES if p != "raw")
             raise SuiteConfigError(

@@ -17,7 +17,7 @@ class PyMuPDF4LLM(BuiltinParser):
     packages = ("pymupdf4llm",)
 
     def parse(self, pdf: Path) -> str:
-        import pymupdf4llm  # type: ignore[import-untyped]
+        import pymupdf4llm
 
         with open_pdf(pdf) as doc:
             return str(pymupdf4llm.to_markdown(doc, show_progress=False)).strip()
