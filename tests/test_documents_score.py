@@ -71,11 +71,18 @@ def test_fair_normalisation_is_what_makes_the_numbers_fair() -> None:
     assert score.metrics["cer_raw"] > 3 * score.metrics["cer"]
 
 
-def test_empty_truth_after_normalisation_is_bad_input() -> None:
-    from pytest_doceval.errors import CaseInputError
+def test_a_blank_page_is_scored() -> None:
+    """Empty truth and empty output: perfect. An output on a blank page counts its insertions
+    (jiwer's rule for an empty reference), and the counts stay exact."""
+    import jiwer
 
-    with pytest.raises(CaseInputError, match="no text left after fair-v1"):
-        score_document("$$x$$\n", "x", language="en", normalization="fair-v1")
+    blank = score_document("", "", language="en", normalization="fair-v1")
+    assert blank.metrics["cer"] == blank.metrics["wer"] == blank.metrics["body_cer"] == 0.0
+    assert blank.metrics["structure_f1"] == 1.0
+    stray = score_document("$$x$$\n", "12", language="en", normalization="fair-v1")
+    assert stray.counts["cer"]["reference_length"] == 0
+    assert stray.counts["cer"]["insertions"] == 2
+    assert stray.metrics["cer"] == pytest.approx(jiwer.cer("", "12")) == 2.0
 
 
 @pytest.mark.slow

@@ -50,12 +50,22 @@ def test_perfect_copy_scores_one() -> None:
     assert score.metrics()["structure_f1"] == 1.0
 
 
-def test_plain_text_parser_gets_zero_recall() -> None:
-    plain = "Title\n1. Method\nSome text with bold.\nfirst point\nSite Flow\nA 3\n"
-    # "1. Method" is an ordered-list line in plain text: one FP of type ordered_list.
-    score = structure_score(TRUTH, "Title\nMethod\nSome text\n")
+def test_plain_text_without_markers_gets_zero_recall() -> None:
+    plain = "Title\nMethod\nSome text with bold.\nfirst point\nSite Flow\nA 3\n"
+    score = structure_score(TRUTH, plain)
+    assert score.overall.to_dict() == {"tp": 0, "fp": 0, "fn": 9}
     assert score.overall.recall == 0.0 and score.overall.f1 == 0.0
-    assert structure_score(TRUTH, plain).metrics()["structure_recall"] == 0.0
+
+
+def test_plain_numbered_and_dashed_lines_are_list_items_as_the_seed_implies() -> None:
+    # The seed's ordered-list pattern ^\s*\d+\.\s+ holds for a PDF's plain "1. step one" line,
+    # and ^\s*[-*+]\s+ for "- first point": a plain-text parser can match list items.
+    plain = "Title\n1. Method\nSome text with bold.\n- first point\n1. step one\n2. step two\n"
+    score = structure_score(TRUTH, plain)
+    # TP: first point, step one, step two; FP: "1. Method" (a heading in the truth).
+    assert score.overall.to_dict() == {"tp": 3, "fp": 1, "fn": 6}
+    assert score.metrics()["structure_recall_ordered_list"] == 1.0
+    assert score.metrics()["structure_recall_heading"] == 0.0
 
 
 def test_hand_counted_partial_match() -> None:

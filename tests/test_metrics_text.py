@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import jiwer
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,10 +45,15 @@ def test_hand_edited_words() -> None:
     assert counts.rate == 0.5
 
 
-def test_empty_reference_rate_is_bounded() -> None:
+def test_empty_reference_rate_counts_insertions() -> None:
+    # A blank page: both empty is perfect; an output there costs one per inserted character,
+    # jiwer's own rule, so the rate is not capped at 1.0 (see ErrorCounts.rate).
     assert character_errors("", "").rate == 0.0
-    assert character_errors("", "abc").rate == 1.0
+    assert character_errors("", "abc").rate == 3.0
+    assert character_errors("", "abc") == ErrorCounts(0, 0, 0, 3, 0)
     assert character_errors("abc", "").rate == 1.0
+    assert word_errors([], []).rate == 0.0
+    assert word_errors([], ["a", "b"]).rate == 2.0
 
 
 def test_counts_add_up_for_corpus_rates() -> None:
@@ -91,3 +98,26 @@ def test_word_counts_match_independent_levenshtein(ref: list[str], hyp: list[str
     counts = word_errors(ref, hyp)
     assert counts.errors == levenshtein(ref, hyp)
     assert counts.reference_length == len(ref)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab \n", max_size=12), st.text(alphabet="ab \n", max_size=12))
+def test_rates_equal_jiwer_including_blank_pages(ref: str, hyp: str) -> None:
+    # An independent computation of the per-case rate, empty references included: jiwer's
+    # cer/wer are insertions when the reference is empty, (S + D + I) / N otherwise.
+    assert character_errors(ref, hyp).rate == pytest.approx(jiwer.cer(ref, hyp))
+    assert word_errors(ref.split(), hyp.split()).rate == pytest.approx(
+        jiwer.wer(" ".join(ref.split()), " ".join(hyp.split()))
+    )
+
+
+@given(st.lists(st.tuples(st.text(alphabet="ab", max_size=6), st.text(alphabet="ab", max_size=6))))
+def test_blank_pages_leave_corpus_rates_a_plain_ratio_of_counts(
+    pairs: list[tuple[str, str]],
+) -> None:
+    counts = [character_errors(ref, hyp) for ref, hyp in pairs]
+    total = sum(counts, ErrorCounts(0, 0, 0, 0, 0))
+    assert total.reference_length == sum(len(ref) for ref, _ in pairs)
+    assert total.errors == sum(levenshtein(ref, hyp) for ref, hyp in pairs)
+    if total.reference_length:
+        assert total.rate == total.errors / total.reference_length

@@ -142,8 +142,11 @@ def test_plain_v1_keeps_lines() -> None:
 
 
 def test_fair_v1_order_is_the_seeds() -> None:
+    # Line endings first (every profile), NFKC (seed 000), C1 controls, then seed 002's 13 steps.
     assert n.FAIR_V1.step_names == [
+        "unify_line_endings",
         "unicode_nfkc",
+        "remove_c1_controls",
         "remove_pandoc_divs",
         "remove_pandoc_citations",
         "remove_numeric_citations",

@@ -12,18 +12,34 @@ type                pattern                 example
 ``code_block``      a fence ``^```\\ ``      one element per fenced block
 ==================  ======================  ==========================
 
+Lines are read after `normalise.unify_line_endings`, so CRLF, CR, U+2028 and U+2029 texts give
+the same elements as their LF copies.
+
 Matching (the seed leaves it open; this is the definition used here): an element is its type
-plus its normalised text -- the line without its marker, NFKC, emphasis, links and escapes
-removed, whitespace collapsed, case folded. For a table row the text is its cells joined by
-``|``; pipe-table separator rows (``|---|:--:|``) are syntax, not content, and are not elements.
-For a code block the text is its contents. Heading levels are not compared (a ``##`` for a
-``###`` still preserves the heading). Predicted and truth elements are multisets: a true
-positive is a (type, text) pair present in both, counted min(pred, truth) times.
+plus its normalised text -- the item without its marker, NFKC, emphasis, links and escapes
+removed, whitespace collapsed, case folded. A heading's text drops a trailing pandoc attribute
+block (``# Method {#sec:method .unnumbered}`` is ``method``) and an ATX closing sequence (``##``
+after a space; ``C#`` keeps its ``#``). A list item's text is its first paragraph: the marker
+line plus the continuation lines pandoc indents under it when it wraps a long item (indented by
+two columns or more, up to a blank line or the next element), so a wrapped item and the same item
+on one line match. Unindented lines are not joined: PDF text has no indentation, and lazy
+continuation would glue the next paragraph to a list's last item. For a table row the text is
+its cells joined by ``|``; table separator rows (``|---|:--:|``, `normalise.TABLE_SEPARATOR`) are
+syntax, not content, and are not elements. For a code block the text is its contents. Heading
+levels are not compared (a ``##`` for a ``###`` still preserves the heading). Predicted and truth
+elements are multisets: a true positive is a (type, text) pair present in both, counted
+min(pred, truth) times.
+
+The patterns are the seed's, so plain text can hold elements too: a line such as ``1. Introduction``
+or ``2. compute the key`` in a PDF's text layer is an ordered-list item, ``- note`` an unordered
+one. A plain-text parser therefore scores recall 0 on headings, tables and code blocks (it emits
+no ``#``, ``|`` or fences), but matches any numbered or dashed list line that a PDF prints
+with its marker and that the truth has as a list item with the same text.
 
 Undefined ratios are closed so that "produced nothing" scores 0 and "nothing to find, nothing
 found" scores 1: precision = TP/(TP+FP), or 1.0 when nothing was predicted and nothing is
-missing, else 0.0; recall likewise with FN; F1 = 0 when P + R = 0. A plain-text parser therefore
-gets recall 0 and F1 0 on any document with structure, as the seed says.
+missing, else 0.0; recall = TP/(TP+FN), or 1.0 when there was nothing to find and nothing was
+predicted, else 0.0; F1 = 0 when P + R = 0.
 """
 
 from __future__ import annotations
@@ -33,20 +49,26 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
+from pytest_doceval.normalise import PANDOC_ATTRIBUTES, TABLE_SEPARATOR, unify_line_endings
+
 ELEMENT_TYPES = ("heading", "unordered_list", "ordered_list", "table_row", "code_block")
 # Per-element-type metrics are these prefixes plus a type; summaries show the overall ones.
 PER_TYPE_PREFIXES = ("structure_precision_", "structure_recall_", "structure_f1_")
 
-_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
+_HEADING = re.compile(rf"^#{{1,6}}\s+(.*?)(?:\s+#+)?(?:\s*{PANDOC_ATTRIBUTES})?\s*$")
 _UNORDERED = re.compile(r"^\s*[-*+]\s+(.*)$")
 _ORDERED = re.compile(r"^\s*\d+\.\s+(.*)$")
 _TABLE_ROW = re.compile(r"^\|.+\|$")
-_TABLE_SEPARATOR = re.compile(r"^\|(?:\s*:?-+:?\s*\|)+$")
 _FENCE = re.compile(r"^```")
+# Lines that end a list item's paragraph besides a blank line and another element: rules,
+# setext underlines, pandoc div fences, other code fences, block quotes.
+_BLOCK_BREAK = re.compile(r"^\s*(?:(?:[-*_=]\s*){3,}$|:::|~~~|```|>)")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~|`)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _ESCAPE = re.compile(r"\\(.)")
 _SPACE = re.compile(r"\s+")
+# A list item's continuation: indented by at least the narrowest content column ("- x").
+_CONTINUATION_INDENT = 2
 
 Element = tuple[str, str]
 
@@ -59,12 +81,32 @@ def _normalise(text: str) -> str:
     return _SPACE.sub(" ", text).strip().casefold()
 
 
+def _list_item(line: str) -> Element | None:
+    if match := _UNORDERED.match(line):
+        return ("unordered_list", match.group(1))
+    if match := _ORDERED.match(line):
+        return ("ordered_list", match.group(1))
+    return None
+
+
+def _is_continuation(line: str) -> bool:
+    if not line.strip() or _BLOCK_BREAK.match(line) or _list_item(line):
+        return False
+    if _HEADING.match(line.lstrip()) or _TABLE_ROW.match(line.strip()):
+        return False
+    indent = len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
+    return indent >= _CONTINUATION_INDENT
+
+
 def extract_elements(markdown: str) -> list[Element]:
     """Structure elements of `markdown` in document order, as (type, normalised text)."""
     elements: list[Element] = []
+    lines = unify_line_endings(unicodedata.normalize("NFC", markdown)).split("\n")
     code: list[str] | None = None
-    for raw in unicodedata.normalize("NFC", markdown).replace("\r\n", "\n").split("\n"):
-        line = raw.rstrip()
+    index = 0
+    while index < len(lines):
+        line = lines[index].rstrip()
+        index += 1
         if code is not None:
             if _FENCE.match(line.strip()):
                 elements.append(("code_block", _normalise("\n".join(code))))
@@ -78,13 +120,15 @@ def extract_elements(markdown: str) -> list[Element]:
             elements.append(("heading", _normalise(match.group(1))))
         elif _TABLE_ROW.match(line.strip()):
             row = line.strip()
-            if not _TABLE_SEPARATOR.match(row):
+            if not TABLE_SEPARATOR.match(row):
                 cells = [_normalise(cell) for cell in row[1:-1].split("|")]
                 elements.append(("table_row", "|".join(cells)))
-        elif match := _UNORDERED.match(line):
-            elements.append(("unordered_list", _normalise(match.group(1))))
-        elif match := _ORDERED.match(line):
-            elements.append(("ordered_list", _normalise(match.group(1))))
+        elif item := _list_item(line):
+            parts = [item[1]]
+            while index < len(lines) and _is_continuation(lines[index]):
+                parts.append(lines[index])
+                index += 1
+            elements.append((item[0], _normalise(" ".join(parts))))
     if code is not None:  # an unclosed fence still opened a code block
         elements.append(("code_block", _normalise("\n".join(code))))
     return elements

@@ -32,11 +32,18 @@ class ErrorCounts:
 
     @property
     def rate(self) -> float:
-        """(S + D + I) / N. With an empty reference: 0.0 when nothing was inserted, else 1.0
-        (any output for nothing is entirely wrong; the rate stays bounded for aggregation)."""
-        if self.reference_length == 0:
-            return 0.0 if self.errors == 0 else 1.0
-        return self.errors / self.reference_length
+        """(S + D + I) / max(N, 1).
+
+        With a reference of N >= 1 units this is the seed's (S + D + I) / N. A blank page (N = 0:
+        the truth is empty after normalisation) is scorable too: nothing can be substituted or
+        deleted, so the rate is the number of insertions -- 0.0 when the output is empty as
+        well (perfect), 1.0 for one stray character, 40.0 for a hallucinated 40-character line.
+        This is jiwer's own rule for an empty reference (``process_characters("", "abc").cer ==
+        3``), so a per-case rate here equals ``jiwer.cer``/``jiwer.wer`` on the same strings,
+        and it keeps growing with the amount of invented text instead of capping every blank-page
+        mistake at 1.0. Corpus rates add the counts (sum of edits / sum of N) and are unaffected.
+        """
+        return self.errors / max(self.reference_length, 1)
 
     def __add__(self, other: ErrorCounts) -> ErrorCounts:
         return ErrorCounts(
