@@ -2,7 +2,7 @@
 truth texts, rendered by `pytest_doceval.report.html`, then loaded in headless Chromium.
 
     python benchmarks/bench_html_report.py [--cases 2000] [--chars 5000] [--systems 2]
-        [--model clustered|scattered|both] [--runs 3] [--keep DIR]
+        [--model clustered|scattered|both] [--output-diffs 0.0] [--runs 3] [--keep DIR]
 
 Prints, per edit model: render time, file size (MB = 10^6 bytes) and what the bytes are, and
 the load time in headless Chromium, against the targets (under 5 MB, under 2 s):
@@ -28,7 +28,9 @@ ratio about 2.8 like real prose). Each system's output has a character edit rate
   so almost no equal run is long enough to elide.
 
 Diffs are elided like `pytest_doceval.metrics.text` does: equal runs longer than
-2 x 40 + 10 characters keep 40 characters of context on each side.
+2 x 40 + 10 characters keep 40 characters of context on each side. Rows carry the report
+contract's shape: ``views.text_diff``, and with ``--output-diffs F`` a share F of rows also
+has ``views.output_diff`` (a previous output that differed from this one by 0.5 % edits).
 """
 
 from __future__ import annotations
@@ -193,8 +195,9 @@ def _events(rng: random.Random, text: str, rate: float, model: str) -> dict[int,
 
 def system_output(
     rng: random.Random, text: str, rate: float, model: str
-) -> tuple[list[list[Any]], dict[str, int]]:
-    """The aligned diff of one system's output against `text`, and its edit counts."""
+) -> tuple[list[list[Any]], dict[str, int], str]:
+    """The aligned diff of one system's output against `text`, its edit counts, and the
+    output."""
     events = _events(rng, text, rate, model)
     ops: list[list[Any]] = []
     position = 0
@@ -234,7 +237,12 @@ def system_output(
         else:
             counts["insertions"] += len(op[1])
     counts["reference_length"] = len(text)
-    return elide(ops), counts
+    return elide(ops), counts, output_text(ops)
+
+
+def output_text(ops: list[list[Any]]) -> str:
+    """The output an aligned (not elided) diff describes."""
+    return "".join(op[2] if op[0] == "S" else op[1] for op in ops if op[0] != "D")
 
 
 def elide(ops: list[list[Any]]) -> list[list[Any]]:
@@ -257,7 +265,13 @@ def _ci(values: list[float]) -> dict[str, float]:
     return {"mean": mean, "ci_low": mean - half, "ci_high": mean + half, "n": len(values)}
 
 
-def synthetic_report(cases: int, chars: int, systems: int, model: str, seed: int = 0) -> dict:
+def _aggregate(values: list[float]) -> dict[str, Any]:
+    return {**_ci(values), "method": "percentile-bootstrap", "small_n": len(values) < 10}
+
+
+def synthetic_report(
+    cases: int, chars: int, systems: int, model: str, seed: int = 0, output_diffs: float = 0.0
+) -> dict[str, Any]:
     rng = random.Random(seed)
     vocab = vocabulary(rng)
     names = ["pymupdf", "rapidocr", "pymupdf4llm", "vlm"][:systems]
@@ -266,16 +280,16 @@ def synthetic_report(cases: int, chars: int, systems: int, model: str, seed: int
         case = f"doc-{number:05d}"
         text = truth_text(rng, vocab, chars)
         for system in names:
-            rows.append(_row(rng, case, system, text, model))
+            rows.append(_row(rng, case, system, text, model, output_diffs))
     metrics = ("cer", "wer", "structure_f1")
     aggregates = {
         s: {
-            m: _ci([r["metrics"][m] for r in rows if r["system"] == s and r["metrics"]])
+            m: _aggregate([r["metrics"][m] for r in rows if r["system"] == s and r["metrics"]])
             for m in metrics
         }
         for s in names
     }
-    deltas = []
+    deltas: list[dict[str, Any]] = []
     for s in names:
         for m in metrics:
             pairs = [
@@ -284,6 +298,10 @@ def synthetic_report(cases: int, chars: int, systems: int, model: str, seed: int
                 if r["system"] == s and r["metrics"] and r["baseline"]
             ]
             diff = _ci([a - b for a, b in pairs])
+            direction = "higher" if m == "structure_f1" else "lower"
+            low, high = diff["ci_low"], diff["ci_high"]
+            worse = low > 0 if direction == "lower" else high < 0
+            better = high < 0 if direction == "lower" else low > 0
             deltas.append(
                 {
                     "system": s,
@@ -296,7 +314,10 @@ def synthetic_report(cases: int, chars: int, systems: int, model: str, seed: int
                     "ci_high": diff["ci_high"],
                     "p_ttest": 0.2,
                     "p_wilcoxon": 0.3,
-                    "significant": diff["ci_low"] > 0 or diff["ci_high"] < 0,
+                    "significant": worse or better,
+                    "verdict": "worse" if worse else "better" if better else "unchanged",
+                    "direction": direction,
+                    "method": "paired-bootstrap",
                 }
             )
     return {
@@ -311,11 +332,13 @@ def synthetic_report(cases: int, chars: int, systems: int, model: str, seed: int
                 "language": "en",
                 "normalization": "fair-v1",
                 "systems": names,
+                "scoring_id": "fair-v1",
                 "metrics": {
-                    "cer": {"direction": "lower"},
-                    "wer": {"direction": "lower"},
-                    "structure_f1": {"direction": "higher"},
+                    "cer": _spec("lower", "character error rate", counts="cer"),
+                    "wer": _spec("lower", "word error rate"),
+                    "structure_f1": _spec("higher", "F1 of structure elements"),
                 },
+                "analysis_keys": ["comparisons"],
                 "notes": [f"synthetic benchmark report ({model} edits)"],
                 "results": rows,
                 "aggregates": aggregates,
@@ -352,19 +375,36 @@ def synthetic_report(cases: int, chars: int, systems: int, model: str, seed: int
     }
 
 
-def _row(rng: random.Random, case: str, system: str, text: str, model: str) -> dict[str, Any]:
+def _spec(direction: str, description: str, counts: str | None = None) -> dict[str, Any]:
+    return {
+        "direction": direction,
+        "headline": True,
+        "counts": counts,
+        "binary": False,
+        "description": description,
+    }
+
+
+def _row(
+    rng: random.Random, case: str, system: str, text: str, model: str, output_diffs: float
+) -> dict[str, Any]:
     nodeid = f"cases/synthetic/suite.toml::{case}[{system}]"
     if rng.random() < 0.01:
         return {
             "case": case,
             "system": system,
             "nodeid": nodeid,
+            "labels": {},
             "outcome": "skipped",
             "message": "output missing",
             "metrics": {},
             "baseline": None,
         }
-    ops, counts = system_output(rng, text, rng.uniform(0.01, 0.05), model)
+    ops, counts, output = system_output(rng, text, rng.uniform(0.01, 0.05), model)
+    views: dict[str, Any] = {"text_diff": {"metric": "cer", "ops": ops}}
+    if output_diffs and rng.random() < output_diffs:  # no draw otherwise: same report as before
+        previous_ops, _, _ = system_output(rng, output, 0.005, model)
+        views["output_diff"] = {"ops": previous_ops, "previous_cache_key": f"{case}-{system}"}
     errors = counts["substitutions"] + counts["deletions"] + counts["insertions"]
     cer = errors / counts["reference_length"]
     metrics = {"cer": cer, "wer": min(1.0, cer * 3.8), "structure_f1": rng.uniform(0.6, 0.98)}
@@ -384,7 +424,8 @@ def _row(rng: random.Random, case: str, system: str, text: str, model: str) -> d
         "baseline": baseline,
         "counts": {"cer": counts},
         "notes": [],
-        "diff": {"metric": "cer", "ops": ops},
+        "labels": {},
+        "views": views,
     }
 
 
@@ -426,14 +467,16 @@ def size_breakdown(document: str) -> dict[str, int]:
 
 def bench(args: argparse.Namespace, model: str, work: Path) -> None:
     start = time.perf_counter()
-    report = synthetic_report(args.cases, args.chars, args.systems, model, args.seed)
+    report = synthetic_report(
+        args.cases, args.chars, args.systems, model, args.seed, args.output_diffs
+    )
     generated = time.perf_counter() - start
     rows = report["suites"]["synthetic"]["results"]
     raw_diff_chars = sum(
         len(op[1]) + (len(op[2]) if len(op) > 2 else 0)
         for r in rows
-        if "diff" in r
-        for op in r["diff"]["ops"]
+        for view in r.get("views", {}).values()
+        for op in view["ops"]
         if op[0] != "…"
     )
     start = time.perf_counter()
@@ -446,7 +489,11 @@ def bench(args: argparse.Namespace, model: str, work: Path) -> None:
         f"\n== {model} edits: {args.cases:,} cases x {args.systems} systems, "
         f"~{args.chars:,}-character truths (generated in {generated:.1f} s)"
     )
-    print(f"diff text in the report: {raw_diff_chars / 1e6:.1f} M characters")
+    with_output = sum(1 for r in rows if "output_diff" in r.get("views", {}))
+    print(
+        f"diff text in the report: {raw_diff_chars / 1e6:.1f} M characters "
+        f"({with_output:,} rows with an output diff)"
+    )
     print(f"render_html:  {render_s:6.2f} s")
     ok = "OK" if size_mb < TARGET_MB else "OVER"
     print(f"file size:    {size_mb:6.2f} MB   (target < {TARGET_MB:.0f} MB: {ok})")
@@ -497,6 +544,9 @@ def main() -> None:
     parser.add_argument("--chars", type=int, default=5000)
     parser.add_argument("--systems", type=int, default=2, choices=(1, 2, 3, 4))
     parser.add_argument("--model", choices=("clustered", "scattered", "both"), default="both")
+    parser.add_argument(
+        "--output-diffs", type=float, default=0.0, help="share of rows with an output_diff view"
+    )
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", type=Path, help="write the reports here and keep them")

@@ -1,11 +1,14 @@
 """The HTML report in real headless Chromium (skipped when /usr/bin/chromium is absent).
 
-No browser driver: Chromium runs with ``--dump-dom`` (the DOM after the page's scripts ran)
-and ``--screenshot``. The page is opened as ``report.html#selftest``: its own script then
-clicks the first case row that has a diff and, once the diff is drawn, sets
-``data-selftest="ok"`` on ``<html>``. ``--virtual-time-budget`` makes Chromium wait for that
-asynchronous work (decoding a chunk) before it dumps or shoots. Background networking is off:
-this machine has no internet and Chromium would otherwise wait on connections.
+No browser driver: Chromium runs with ``--dump-dom`` (the DOM after the page's scripts ran),
+``--screenshot`` and ``--print-to-pdf``. The PDF's text layer is what the page *shows* --
+CSS-generated content included, hidden and collapsed parts excluded -- and PyMuPDF reads it
+back; the tests of what a reader sees use that, not the HTML source. The page is opened as
+``report.html#selftest``: its own script then clicks the first case row that has a view and,
+once the row's details are drawn, sets ``data-selftest="ok"`` on ``<html>``; ``#q=text``
+opens it with the case filter filled in. ``--virtual-time-budget`` makes Chromium wait for
+that asynchronous work (decoding a chunk) before it dumps, shoots or prints. Background
+networking is off: this machine has no internet and Chromium would otherwise wait on it.
 """
 
 from __future__ import annotations
@@ -15,10 +18,13 @@ import re
 import subprocess
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+import pymupdf
 import pytest
+from test_html_report import agg, delta, documents_report, unknown_kind_report
 
-from pytest_doceval.report import html as report_html
+from pytest_doceval.report.html import cases as html_cases
 from pytest_doceval.report.html import write_html
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -45,7 +51,8 @@ HOSTILE = '<img src=x onerror="document.title=1"><b>bold</b></script>&amp;'
 
 def diff_report() -> dict[str, Any]:
     """One case seen by two systems (their diffs share the truth text), every op kind,
-    a whitespace-only edit, a character beyond U+FFFF, and hostile text everywhere."""
+    a whitespace-only edit, a character beyond U+FFFF, an output-to-output diff, and hostile
+    text everywhere."""
     truth_a = [
         ["=", f"Intro {HOSTILE} text "],
         ["S", "tidal", "tida1"],
@@ -62,10 +69,12 @@ def diff_report() -> dict[str, Any]:
         ["=", "en"],
         ["S", "d", "D"],
     ]
+    previous = [["=", "Intro "], ["S", "tidal", "tida1"], ["D", f" was {HOSTILE}"], ["…", 99]]
     rows = [
         {
             "case": f"tidal {HOSTILE}",
             "system": "pymupdf",
+            "labels": {},
             "outcome": "failed",
             "nodeid": "cases/p/suite.toml::tidal[pymupdf]",
             "message": f"cer up {HOSTILE}",
@@ -82,27 +91,38 @@ def diff_report() -> dict[str, Any]:
                 "structure": {"tp": 3, "fp": 1, "fn": 0},
             },
             "notes": [f"note {HOSTILE}"],
-            "diff": {"metric": "cer", "ops": truth_a},
+            "views": {
+                "text_diff": {"metric": "cer", "ops": truth_a},
+                "output_diff": {"ops": previous, "previous_cache_key": "k0"},
+            },
         },
         {
             "case": f"tidal {HOSTILE}",
             "system": "rapidocr",
+            "labels": {},
             "outcome": "passed",
             "metrics": {"cer": 0.02, "structure_f1": 0.9},
-            "diff": {"metric": "cer", "ops": truth_b},
+            "views": {"text_diff": {"metric": "cer", "ops": truth_b}},
         },
         {
             "case": "emoji",
             "system": "pymupdf",
+            "labels": {},
             "outcome": "passed",
             "metrics": {"cer": 0.0},
-            "diff": {"metric": "cer", "ops": [["=", "smile 😀 "], ["S", "a", "b"], ["=", " ok"]]},
+            "views": {
+                "text_diff": {
+                    "metric": "cer",
+                    "ops": [["=", "smile 😀 "], ["S", "a", "b"], ["=", " ok"]],
+                }
+            },
         },
     ]
     rows += [
         {
             "case": f"bulk-{n:03d}",
             "system": "pymupdf",
+            "labels": {},
             "outcome": "passed",
             "metrics": {"cer": n / 1000},
         }
@@ -111,16 +131,21 @@ def diff_report() -> dict[str, Any]:
     return {
         "schema": "doceval-report/1",
         "config": {"confidence": 0.95},
+        "interrupted": False,
         "suites": {
             f"papers {HOSTILE}": {
                 "kind": "documents",
                 "systems": ["pymupdf", "rapidocr"],
-                "metrics": {"cer": {"direction": "lower"}, "structure_f1": {"direction": "higher"}},
+                "metrics": {
+                    "cer": {"direction": "lower", "headline": True},
+                    "structure_f1": {"direction": "higher", "headline": True},
+                },
+                "analysis_keys": [],
                 "notes": [f"suite note {HOSTILE}"],
                 "results": rows,
                 "aggregates": {
-                    "pymupdf": {"cer": {"mean": 0.1, "ci_low": 0.05, "ci_high": 0.15, "n": 3}},
-                    "rapidocr": {"cer": {"mean": 0.02, "ci_low": 0.01, "ci_high": 0.03, "n": 3}},
+                    "pymupdf": {"cer": agg(0.1, 0.05, 0.15, n=3)},
+                    "rapidocr": {"cer": agg(0.02, 0.01, 0.03, n=3)},
                 },
                 "gates": [
                     {
@@ -152,40 +177,62 @@ def dump(report: dict[str, Any], tmp_path: Path, fragment: str = "#selftest") ->
     return chromium(page.as_uri() + fragment, tmp_path / "profile", "--dump-dom")
 
 
+def shown_text(report: dict[str, Any], tmp_path: Path, fragment: str = "#selftest") -> str:
+    """The text Chromium renders for the page (printed to PDF, read back), whitespace-folded."""
+    page = write_html(report, tmp_path / "report.html")
+    pdf = tmp_path / "report.pdf"
+    chromium(
+        page.as_uri() + fragment,
+        tmp_path / "profile",
+        f"--print-to-pdf={pdf}",
+        "--no-pdf-header-footer",
+    )
+    with pymupdf.open(pdf) as doc:
+        return " ".join(" ".join(page.get_text() for page in doc).split())
+
+
 def diff_text(fragment: str) -> str:
     """The text a reader sees in a drawn diff."""
     return html.unescape(re.sub(r"<[^>]+>", "", fragment))
 
 
-def first_diff(dom: str) -> str:
-    match = re.search(r'<div class="diff">(.*?)</div>', dom, re.S)
-    assert match, "no diff was drawn"
-    return match.group(1)
+def diffs(dom: str) -> list[str]:
+    found = re.findall(r'<div class="diff">(.*?)</div>', dom, re.S)
+    assert found, "no diff was drawn"
+    return found
 
 
 @pytest.fixture(params=["plain", "packed"])
 def packing(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Detail chunks as plain JSON, and raw-deflated + base85 (DecompressionStream)."""
-    monkeypatch.setattr(report_html, "INLINE_LIMIT", 0 if request.param == "packed" else 10**9)
+    monkeypatch.setattr(html_cases, "INLINE_LIMIT", 0 if request.param == "packed" else 10**9)
     return request.param
 
 
-def test_selftest_opens_a_diff(tmp_path: Path, packing: str) -> None:
+def test_selftest_opens_the_views(tmp_path: Path, packing: str) -> None:
     dom = dump(diff_report(), tmp_path)
     assert 'data-selftest="ok"' in dom, re.search(r"<html[^>]*>", dom)
     assert re.search(r'data-ready-ms="[0-9.]+"', dom)  # the script ran: the CSP allowed it
-    diff = first_diff(dom)
+    truth, previous = diffs(dom)
     # The failed row sorts first; its diff has every kind of op.
-    assert '<span class="sub" title="substitution: truth → output"><del>tidal</del>' in diff
-    assert "<ins>tida1</ins></span>" in diff
-    assert '<del class="del"> storage</del>' in diff
-    assert '<span class="gap">… 5,000 unchanged characters …</span>' in diff
-    assert '<ins class="ins ws" title="whitespace">↵\n</ins>' in diff
+    assert '<span class="sub" title="substitution: truth → output"><del>tidal</del>' in truth
+    assert "<ins>tida1</ins></span>" in truth
+    assert '<del class="del"> storage</del>' in truth
+    assert '<span class="gap">… 5,000 unchanged characters …</span>' in truth
+    assert '<ins class="ins ws" title="whitespace">↵\n</ins>' in truth
     expected = (
         f"Intro {HOSTILE} text tidaltida1 storage works… 5,000 unchanged characters …"
         f"end {HOSTILE}↵\n"
     )
-    assert diff_text(diff) == expected
+    assert diff_text(truth) == expected
+    # the output diff, beside it, with its own labels
+    assert diff_text(previous) == f"Intro tidaltida1 was {HOSTILE}… 99 unchanged characters …"
+    views = dom[dom.index('<div class="views">') :]
+    assert views.index("Aligned diff: truth → output (cer)") < views.index(
+        "<h4>previous output → this output</h4>"
+    )
+    assert '<p class="note">where did this change make it worse</p>' in views
+    assert "<del>previous output</del><ins>this output</ins>" in views
     # details: node id, notes, counts
     assert "cases/p/suite.toml::tidal[pymupdf]" in dom
     assert '<td>cer</td><td class="num">90</td>' in dom
@@ -212,11 +259,11 @@ def test_shared_truth_and_wide_characters(tmp_path: Path) -> None:
     first["outcome"], second["outcome"] = "passed", "failed"  # #selftest opens `second`
     suite["results"] = [first, second]
     (tmp_path / "shared").mkdir()
-    text = diff_text(first_diff(dump(report, tmp_path / "shared")))
+    text = diff_text(diffs(dump(report, tmp_path / "shared"))[0])
     assert text == f"Intro {HOSTILE} text tidal storage works… 5,000 unchanged characters …endD"
     suite["results"] = [emoji]
     (tmp_path / "emoji").mkdir()
-    assert diff_text(first_diff(dump(report, tmp_path / "emoji"))) == "smile 😀 ab ok"
+    assert diff_text(diffs(dump(report, tmp_path / "emoji"))[0]) == "smile 😀 ab ok"
 
 
 def test_case_table_draws_a_page_of_rows(tmp_path: Path) -> None:
@@ -226,6 +273,33 @@ def test_case_table_draws_a_page_of_rows(tmp_path: Path) -> None:
     assert 'class="more"' in dom and "show 53 more" in dom
     first = dom[dom.index('<tr class="case"') :]
     assert 'class="badge o-failed">failed<' in first[: first.index("</tr>")]
+    assert '<td class="labels">' not in dom  # no row has labels: no labels column
+
+
+def test_unknown_kind_in_the_browser(tmp_path: Path, packing: str) -> None:
+    """Labels in the table and the details, unknown views drawn generically, all as text."""
+    dom = dump(unknown_kind_report(), tmp_path)
+    assert 'data-selftest="ok"' in dom
+    assert "<script>alert" not in dom
+    escaped = "&lt;script&gt;alert(1)&lt;/script&gt;"
+    # goodness (higher is better) rose above the baseline: green, and its arrow points up
+    assert '<td class="num m better up" title="better than baseline">0.6000</td>' in dom
+    assert f'<td class="labels">model=m-small, track=easy {escaped}</td>' in dom
+    labels = dom[dom.index('<table class="labels">') :]
+    assert f"<td>track</td><td>easy {escaped}</td>" in labels[: labels.index("</table>")]
+    answer = dom[dom.index('<div class="view view-table"><h4>answer</h4>') :]
+    assert (
+        f"<td>raw</td><td>B {escaped}</td>" in answer and "<td>correct</td><td>true</td>" in answer
+    )
+    trace = dom[dom.index('<div class="view view-pre"><h4>trace</h4>') :]
+    assert f'"tool": "{escaped}"' in trace[: trace.index("</pre>")]
+
+
+def test_text_filter_matches_labels(tmp_path: Path) -> None:
+    dom = dump(unknown_kind_report(), tmp_path, fragment="#q=" + quote("track=hard"))
+    assert "showing 4 of 4 matching, 8 in all" in dom
+    cells = re.findall(r'<td class="labels">([^<]*)</td>', dom)
+    assert len(cells) == 4 and all(c.endswith("track=hard") for c in cells)
 
 
 def test_screenshot(tmp_path: Path) -> None:
@@ -239,3 +313,66 @@ def test_screenshot(tmp_path: Path) -> None:
     )
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 20_000
+
+
+# --------------------------------------------------------------------------- what a reader sees
+
+
+def reviewer_report() -> dict[str, Any]:
+    """An interrupted run: numbers missing or NaN, a small suite, every outcome."""
+    report = documents_report()
+    report["interrupted"] = True
+    suite = report["suites"]["papers"]
+    suite["aggregates"]["pymupdf"]["cer"].update(mean=None, ci_high=float("nan"))
+    suite["aggregates"]["rapidocr"]["cer"] = agg(0.05, 0.03, float("inf"), n=12)
+    suite["baseline_deltas"].append(delta("rapidocr", "wer", 0.0, 0.0, 0.0, "unchanged"))
+    suite["baseline_deltas"][-1].update(p_ttest=None, p_wilcoxon=float("nan"))
+    first = suite["results"][0]
+    first["metrics"].update(wer=None, structure_f1=float("nan"))
+    extra = [("error", "crashed"), ("failed", "worse"), ("passed", None), ("passed", None)]
+    for number, (outcome, message) in enumerate(extra):
+        suite["results"].append(
+            {"case": f"more-{number}", "system": "pymupdf", "outcome": outcome, "metrics": {}}
+            | ({"message": message} if message else {})
+        )
+    return report
+
+
+@pytest.fixture(scope="module")
+def reviewer_text(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return shown_text(reviewer_report(), tmp_path_factory.mktemp("reviewer"), fragment="")
+
+
+def test_stylesheet_glyphs_render_as_glyphs(reviewer_text: str) -> None:
+    """CSS-generated arrows show as arrows, not as the escape's text."""
+    assert not re.search(r"\\[0-9A-Fa-f]{4}|2195|25B2|25BC", reviewer_text)
+    for head in ("case ↕", "system ↕", "outcome ↕", "cer ↕", "message ↕"):
+        assert head in reviewer_text, head
+    assert "0.1530 ▲" in reviewer_text  # the failed row's cer, worse than its baseline
+
+
+def test_missing_numbers_render_as_na(reviewer_text: str) -> None:
+    assert not re.search(r"\bnan\b|\binf\b|Infinity|undefined|null|None", reviewer_text, re.I)
+    assert "n/a [0.0080, n/a]" in reviewer_text  # pymupdf cer: mean None, upper bound NaN
+    assert "0.0500 [0.0300, n/a]" in reviewer_text  # rapidocr cer: upper bound inf
+    assert "0.1530 ▲ n/a n/a" in reviewer_text  # the failed row: cer, wer None, f1 NaN
+
+
+def test_interrupted_run_says_so_first(reviewer_text: str) -> None:
+    assert "This run was interrupted. The numbers below are partial" in reviewer_text
+    assert reviewer_text.index("interrupted") < reviewer_text.index("Run summary")
+
+
+def test_small_n_and_interval_method_render(reviewer_text: str) -> None:
+    summary = reviewer_text[reviewer_text.index("Summary: mean") :]
+    summary = summary[: summary.index("Means with")]
+    assert summary.count("CI: percentile-bootstrap") == 2  # cer, structure_f1 columns
+    assert summary.count("small n") == 3  # pymupdf's two cells, and the legend
+    assert "n=12 · corpus" not in summary and "n=12 small n" not in summary
+
+
+def test_outcome_counts_match_pytest(reviewer_text: str) -> None:
+    """One test per row, counted as the row's outcome says: what pytest printed."""
+    assert "1 suite, 7 tests: 1 error, 2 failed, 1 skipped, 3 passed" in reviewer_text
+    assert "error 1 failed 2 skipped 1 passed 3" in reviewer_text
+    assert "showing 7 of 7 matching, 7 in all" in reviewer_text

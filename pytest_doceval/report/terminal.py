@@ -43,6 +43,7 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         ][:TERMINAL_COLUMNS]
         if metrics:
             lines += _table(aggregates, metrics)
+        lines += _changes(suite)
         lines += _notes_on_cases(suite)
         for gate in suite.get("gates", []):
             status = "passed" if gate["passed"] else "FAILED"
@@ -79,4 +80,24 @@ def _notes_on_cases(suite: Mapping[str, Any], most: int = 10) -> list[str]:
     lines = [f"  note on {row_key(r['case'], r['system'])}: {note}" for r, note in noted[:most]]
     if len(noted) > most:
         lines.append(f"  ... and {len(noted) - most} more notes in the report")
+    return lines
+
+
+def _changes(suite: Mapping[str, Any]) -> list[str]:
+    """What moved against the baseline beyond its CI, worse first; one line for the rest."""
+    deltas = suite.get("baseline_deltas", [])
+    moved = sorted(
+        (d for d in deltas if d.get("verdict") in ("worse", "better")),
+        key=lambda d: (d["verdict"] != "worse", d["metric"], d["system"]),
+    )
+    lines = [
+        f"  {d['verdict'].upper() if d['verdict'] == 'worse' else d['verdict']}: "
+        f"{d['metric']} [{d['system']}] {d['mean_diff']:+.4f} "
+        f"[{_number(d['ci_low'])}, {_number(d['ci_high'])}] vs baseline (n={d['n']})"
+        for d in moved
+    ]
+    if deltas and len(moved) < len(deltas):
+        lines.append(
+            f"  {len(deltas) - len(moved)} metric x system pairs unchanged within their CIs"
+        )
     return lines

@@ -5,6 +5,7 @@ const SEVERITY = {error: 0, failed: 1, skipped: 2, passed: 4};
 const OUTCOME_CLASS = {passed: "o-passed", failed: "o-failed", error: "o-error"};
 const FLAG_TITLE = {
   "+": "worse than baseline", "-": "better than baseline", "=": "same as baseline",
+  "~": "changed from baseline (the report states no direction for this metric)",
 };
 const EDIT_COUNTS = ["hits", "substitutions", "deletions", "insertions", "reference_length"];
 const B85 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%:()*+-;.=,?@^_`{|}~";
@@ -59,11 +60,21 @@ function el(tag, cls, text) {
   if (text !== undefined && text !== null) node.textContent = String(text);
   return node;
 }
+// A number that is missing, NaN or infinite shows as "n/a" (the report writes NaN as null).
+const NA = "n/a";
 function fmt(v, digits = 4) {
-  if (typeof v === "number") return v.toFixed(digits);
-  return v === null || v === undefined ? "\u2014" : String(v);
+  if (typeof v === "number") return Number.isFinite(v) ? v.toFixed(digits) : NA;
+  return v === null || v === undefined ? NA : String(v);
 }
-function fmtInt(v) { return typeof v === "number" ? v.toLocaleString("en-US") : fmt(v); }
+function fmtInt(v) {
+  return typeof v === "number" && Number.isFinite(v) ? v.toLocaleString("en-US") : fmt(v);
+}
+// A value of generic data (a view or detail nobody wrote a renderer for).
+function cell(v) {
+  if (typeof v === "number") return Number.isInteger(v) ? fmtInt(v) : fmt(v);
+  if (v === null || v === undefined) return NA;
+  return typeof v === "object" ? JSON.stringify(v) : String(v);
+}
 
 // Diff ops from a chunk: shared truth text + edit script, or the ops as the report gave them.
 function diffOps(diff, chunk) {
@@ -132,19 +143,19 @@ function renderDiff(ops) {
   return box;
 }
 
-function legend() {
+function legend(from, to) {
   const p = el("p", "legend");
   const sub = el("span", "sub");
-  sub.append(el("del", null, "truth"), el("ins", null, "output"));
-  p.append("truth vs output after normalisation: ", sub, " substitution, ",
-    el("del", "del", "deleted"), " missing from the output, ", el("ins", "ins", "inserted"),
-    " extra in the output, ", el("span", "gap", "\u2026 n unchanged characters \u2026"),
+  sub.append(el("del", null, from), el("ins", null, to));
+  p.append(sub, " substitution, ", el("del", "del", "deleted"), " only in the " + from + ", ",
+    el("ins", "ins", "inserted"), " only in the " + to + ", ",
+    el("span", "gap", "\u2026 n unchanged characters \u2026"),
     " elided; \u2423 \u21B5 mark whitespace-only edits.");
   return p;
 }
 
-function table(head, rows) {
-  const t = el("table");
+function table(head, rows, cls) {
+  const t = el("table", cls);
   const tr = el("tr");
   for (const h of head) tr.appendChild(el("th", null, h));
   t.appendChild(tr);
@@ -152,14 +163,14 @@ function table(head, rows) {
     const row = el("tr");
     for (const c of r) {
       if (c instanceof Node) { const td = el("td"); td.appendChild(c); row.appendChild(td); }
-      else row.appendChild(el("td", typeof c === "number" ? "num" : null, c));
+      else row.appendChild(el("td", typeof c === "number" ? "num" : null, cell(c)));
     }
     t.appendChild(row);
   }
   return t;
 }
 
-// One table per kind of count entry: edit counts (hits, S, D, I, N), structure (tp, fp, fn), ...
+// One table per kind of count entry: edit counts (hits, S, D, I, N), (tp, fp, fn), ...
 function countsTables(counts) {
   const groups = new Map();
   for (const [metric, value] of Object.entries(counts)) {
@@ -174,6 +185,22 @@ function countsTables(counts) {
     table(["metric", ...g.keys.map((k) => k.replace(/_/g, " "))], g.rows));
 }
 
+// The blocks a view or a row's extra details are drawn from (see views.py): diff, table, pre.
+function drawBlock(block, chunk) {
+  const box = el("div", "view view-" + String(block.t));
+  box.appendChild(el("h4", null, block.title));
+  if (block.note) box.appendChild(el("p", "note", block.note));
+  if (block.t === "diff") {
+    box.appendChild(legend(block.from || "before", block.to || "after"));
+    box.appendChild(renderDiff(diffOps(block.d || {}, chunk)));
+  } else if (block.t === "table") {
+    box.appendChild(table(block.head || [], block.rows || [], "generic"));
+  } else {
+    box.appendChild(el("pre", "json", block.text !== undefined ? block.text : cell(block)));
+  }
+  return box;
+}
+
 function buildDetail(st, row, d, chunk) {
   const box = el("div", "detail-body");
   if (d.nodeid) box.appendChild(el("div", "nodeid", d.nodeid));
@@ -183,6 +210,11 @@ function buildDetail(st, row, d, chunk) {
     for (const n of d.notes) ul.appendChild(el("li", null, n));
     box.appendChild(ul);
   }
+  const labels = Object.entries(d.labels || {});
+  if (labels.length) {
+    box.appendChild(el("h4", null, "Labels"));
+    box.appendChild(table(["label", "value"], labels.map(([k, v]) => [k, cell(v)]), "labels"));
+  }
   const metrics = d.metrics || {}, base = d.baseline || {};
   const names = Object.keys(metrics);
   for (const k of Object.keys(base)) if (!(k in metrics)) names.push(k);
@@ -191,13 +223,13 @@ function buildDetail(st, row, d, chunk) {
     box.appendChild(table(["metric", "value", "baseline", "\u0394"], names.map((m) => {
       const v = metrics[m], b = base[m];
       const delta = typeof v === "number" && typeof b === "number" ? v - b : null;
-      const shown = delta === null ? "\u2014" : (delta >= 0 ? "+" : "") + delta.toFixed(4);
-      const cell = el("span", null, shown);
-      const dir = st.allDirs[m];
+      const shown = delta === null ? NA : (delta >= 0 ? "+" : "") + delta.toFixed(4);
+      const span = el("span", null, shown);
+      const dir = st.data.directions[m];
       if (delta !== null && Math.abs(delta) >= 5e-7 && dir) {
-        cell.className = (dir === "lower") === (delta > 0) ? "delta sig worse" : "delta sig better";
+        span.className = (dir === "lower") === (delta > 0) ? "delta sig worse" : "delta sig better";
       }
-      return [m, fmt(v), fmt(b), cell];
+      return [m, fmt(v), fmt(b), span];
     })));
   }
   const countTables = countsTables(d.counts || {});
@@ -205,13 +237,13 @@ function buildDetail(st, row, d, chunk) {
     box.appendChild(el("h4", null, "Counts"));
     box.append(...countTables);
   }
-  if (d.diff) {
-    const what = d.diff.metric ? " (" + d.diff.metric + ")" : "";
-    box.appendChild(el("h4", null, "Aligned diff" + what));
-    box.appendChild(legend());
-    box.appendChild(renderDiff(diffOps(d.diff, chunk)));
+  for (const block of d.extras || []) box.appendChild(drawBlock(block, chunk));
+  if (d.views && d.views.length) {
+    const views = el("div", "views");  // side by side where there is room
+    for (const block of d.views) views.appendChild(drawBlock(block, chunk));
+    box.appendChild(views);
   } else {
-    box.appendChild(el("p", "legend", "No diff in the report for this row."));
+    box.appendChild(el("p", "legend", "No views in the report for this row."));
   }
   return box;
 }
@@ -220,13 +252,16 @@ function initSuite(root) {
   const data = JSON.parse(document.getElementById(root.dataset.rows).textContent);
   const st = {
     root, data, rows: data.rows, prefix: root.dataset.prefix, open: new Set(), limit: PAGE,
-    tbody: root.querySelector("tbody"), sortKey: null, sortDir: 1, allDirs: {}, pending: null,
+    tbody: root.querySelector("tbody"), sortKey: null, sortDir: 1, pending: null,
+    hasLabels: data.labels.length > 0,
   };
-  data.metrics.forEach((m, i) => { if (data.dirs[i]) st.allDirs[m] = data.dirs[i]; });
-  st.columns = 4 + data.metrics.length;
+  st.columns = 4 + data.metrics.length + (st.hasLabels ? 1 : 0);
+  const labelText = (r) => (r[8] === null || r[8] === undefined ? "" : data.labels[r[8]]);
+  st.labelText = labelText;
   st.keys = {
     case: (r) => data.cases[r[0]], system: (r) => data.systems[r[1]],
     outcome: (r) => SEVERITY[data.outcomes[r[2]]] ?? 3, message: (r) => r[5],
+    labels: (r) => labelText(r) || null,
   };
   data.metrics.forEach((m, i) => { st.keys["m" + i] = (r) => r[3][i]; });
   // Default order: errors and failures first, then the report's order.
@@ -239,7 +274,8 @@ function initSuite(root) {
       const r = st.rows[i], outcome = data.outcomes[r[2]];
       if (want === "!passed" ? outcome === "passed" : want && outcome !== want) return false;
       if (!q) return true;
-      const text = data.cases[r[0]] + "\n" + data.systems[r[1]] + "\n" + (r[5] || "");
+      const text = data.cases[r[0]] + "\n" + data.systems[r[1]] + "\n" + labelText(r) +
+        "\n" + (r[5] || "");
       return text.toLowerCase().includes(q);
     });
     st.limit = PAGE;
@@ -264,6 +300,8 @@ function initSuite(root) {
       toggle(st, Number(tr.dataset.i), tr);
     }
   });
+  // "#q=text" opens the page filtered (a link to "the failures of nation=KR", and a test hook).
+  if (location.hash.startsWith("#q=")) textInput.value = decodeURIComponent(location.hash.slice(3));
   refilter();
   return st;
 }
@@ -296,6 +334,7 @@ function rowElement(st, i) {
   tr.setAttribute("aria-expanded", st.open.has(i) ? "true" : "false");
   tr.appendChild(el("td", null, data.cases[r[0]]));
   tr.appendChild(el("td", null, data.systems[r[1]]));
+  if (st.hasLabels) tr.appendChild(el("td", "labels", st.labelText(r)));
   const outcome = data.outcomes[r[2]];
   const td = el("td");
   td.appendChild(el("span", "badge " + (OUTCOME_CLASS[outcome] || "o-other"), outcome));
@@ -304,7 +343,9 @@ function rowElement(st, i) {
   r[3].forEach((v, k) => {
     const f = flags[k];
     const cls = f === "+" ? " worse" : f === "-" ? " better" : "";
-    const cell = el("td", "num m" + cls, fmt(v));
+    // The arrow says which way the value moved; the colour says whether that is good.
+    const up = (f === "+") === (data.dirs[k] === "lower");
+    const cell = el("td", "num m" + cls + (cls ? (up ? " up" : " down") : ""), fmt(v));
     if (FLAG_TITLE[f]) cell.title = FLAG_TITLE[f];
     tr.appendChild(cell);
   });

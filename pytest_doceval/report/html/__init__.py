@@ -1,0 +1,89 @@
+"""The HTML report: one self-contained page a pull-request reviewer opens from a CI artifact.
+
+``render_html(report)`` turns a ``doceval-report/1`` report (a dict) into a complete HTML5
+document with inline CSS, inline JavaScript and inline SVG; it never references anything
+outside itself, and a Content-Security-Policy (``default-src 'none'`` plus the hashes of its
+own script and style) makes the browser enforce that. ``write_html`` writes it atomically.
+
+The page is generic over suite kinds: everything it says about a metric (direction, whether
+it is a headline metric, its description) comes from the section's ``metrics`` specs, a row's
+extra panels from its ``views`` (`views.VIEWS`), a kind's analyses from the keys the section
+lists in ``analysis_keys`` (`analyses.ANALYSES`). Unknown views and analyses still render.
+
+Reviewer order. An interrupted run says so first. Suites that failed (failed or errored tests,
+failed gates, a suite error) come first, then those with significant baseline changes. Each
+suite leads with "What changed": significant baseline deltas, worse first, the rest folded
+into one line. Then gates, the summary (mean, CI and its method, n, small-n marks) with a
+metric legend, plots, analyses and the per-case table.
+
+Modules: `frame` (document, CSP, header, run summary, TOC), `model` (reading the report),
+`summary` and `changes` (tables), `plots` (SVG), `cases` (rows and detail chunks), `codec`
+(shared-truth diffs, deflate + base85 blocks), `views` and `analyses` (renderer registries),
+`fmt` (escaping and numbers: a missing, NaN or infinite number shows as ``n/a``).
+
+Escaping. Every string from the report reaches the page either through ``html.escape`` (the
+server-rendered parts) or as JSON data in ``<script type="application/json">`` with ``<``,
+``>`` and ``&`` written as ``\\u003c``/``\\u003e``/``\\u0026`` (so ``</script>`` in data cannot
+end the element); the page's script reads that data with ``JSON.parse`` and puts it into the
+document only with ``textContent`` and text nodes, never ``innerHTML``.
+
+Scale. Per-case rows are a compact JSON table drawn by the script, a page of rows at a time.
+Everything else about a case (node id, labels, all metrics, counts, notes, views) is packed
+into chunks of about ``cases.CHUNK_BYTES``, decoded only when a row is opened. The truth-vs-
+output diffs of one case share its truth text: the text is stored once per case and each
+system's diff becomes a short edit script into it. When a report's details exceed
+``cases.INLINE_LIMIT`` the chunks are raw-deflated and base85-encoded (decoded in the browser
+with ``DecompressionStream``; the base85 alphabet used has no ``<``, ``>`` or ``&``),
+otherwise they are plain JSON.
+
+Self-test hook. Opening the page with ``#selftest`` makes its script open the first case row
+that has a view once the page is ready, then set ``data-selftest`` on ``<html>`` to ``ok`` (or
+``error: ...``). The page always records ``data-ready-ms``, ``performance.now()`` when its
+script has drawn the page. Both exist for headless-browser tests and the benchmark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_doceval.atomic import write_text_atomic
+from pytest_doceval.report.html.codec import Blobs
+from pytest_doceval.report.html.frame import (
+    document,
+    interrupted_banner,
+    page_header,
+    run_summary,
+    title,
+    toc,
+)
+from pytest_doceval.report.html.model import suite_views
+from pytest_doceval.report.html.suite import suite_section
+
+__all__ = ["render_html", "write_html"]
+
+
+def render_html(report: Mapping[str, Any]) -> str:
+    """A complete, self-contained HTML5 document for a ``doceval-report/1`` report.
+
+    Absent or ``None`` optional parts are skipped; nothing in the report is trusted as markup.
+    """
+    report = report if isinstance(report, Mapping) else {}
+    views = suite_views(report)
+    blobs = Blobs()
+    sections = [suite_section(view, blobs) for view in views]
+    if not sections:
+        sections = ['<p class="empty">This report has no suites.</p>']
+    body = "".join(
+        [page_header(report), interrupted_banner(report), run_summary(views), toc(views), *sections]
+    )
+    page = document(title(views), body, blobs.render())
+    # Lone surrogates (possible in JSON strings) cannot be written as UTF-8: make them '?'.
+    return page.encode("utf-8", "replace").decode("utf-8")
+
+
+def write_html(report: Mapping[str, Any], path: Path) -> Path:
+    """Render `report` and write it to `path` atomically (temporary file beside it, then
+    ``os.replace``); returns the path."""
+    return write_text_atomic(Path(path), render_html(report))

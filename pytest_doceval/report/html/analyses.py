@@ -1,0 +1,115 @@
+"""Renderers for a suite's kind analyses: the keys ``section["analysis_keys"]`` names.
+
+`ANALYSES` maps an analysis key to the function that renders its value as HTML; a kind with
+a new analysis adds one function here. A key without a renderer still shows, generically: a
+list of flat dicts (or a dict of them, or a flat dict) as a table, anything else as JSON in a
+``<pre>``; every string escaped either way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pytest_doceval.report.html.fmt import (
+    esc,
+    fmt,
+    fmt_cell,
+    fmt_ci,
+    fmt_int,
+    fmt_p,
+    fmt_signed,
+    mappings,
+    num,
+    pretty_json,
+    strings,
+    tabular,
+)
+from pytest_doceval.report.html.model import SuiteView, judge
+
+# (analysis key, its value in the section, the suite) -> HTML
+AnalysisRenderer = Callable[[str, Any, SuiteView], str]
+
+
+def _verdict(c: Mapping[str, Any], direction: str | None, alpha: float) -> str:
+    """Which system is better, if the difference is significant: Bonferroni p below alpha
+    when there is one, else a CI that excludes zero."""
+    p = num(c.get("p_bonferroni"))
+    low, high = num(c.get("ci_low")), num(c.get("ci_high"))
+    if p is not None:
+        significant = p < alpha
+    else:
+        significant = low is not None and high is not None and (low > 0 or high < 0)
+    judged = judge(num(c.get("mean_diff")), direction)
+    if not significant or judged not in ("better", "worse"):
+        return '<td class="ns">no significant difference</td>'
+    winner = c.get("a") if judged == "better" else c.get("b")
+    return f'<td class="sig"><b>{esc(winner)}</b> better</td>'
+
+
+def comparisons(key: str, value: Any, view: SuiteView) -> str:
+    """Every pair of systems on every headline metric (paired over the cases both measured)."""
+    entries = mappings(value)
+    if not entries:
+        return ""
+    alpha = 1 - view.confidence
+    has_mcnemar = any(c.get("p_mcnemar") is not None for c in entries)
+    rows = []
+    for c in entries:
+        metric = str(c.get("metric"))
+        mcnemar = f'<td class="num">{fmt_p(c.get("p_mcnemar"))}</td>' if has_mcnemar else ""
+        rows.append(
+            f"<tr><td>{esc(metric)}</td><td>{esc(c.get('a'))}</td><td>{esc(c.get('b'))}</td>"
+            f'<td class="num">{fmt_int(c.get("n"))}</td>'
+            f'<td class="num">{fmt_signed(c.get("mean_diff"))}</td>'
+            f'<td class="num">{fmt_ci(c)}</td>'
+            f'<td class="num">{fmt_p(c.get("p_ttest"))}</td>'
+            f'<td class="num">{fmt_p(c.get("p_wilcoxon"))}</td>'
+            f'<td class="num">{fmt_p(c.get("p_bonferroni"))}</td>{mcnemar}'
+            f'<td class="num">{fmt(c.get("cohens_d"), 2)}</td>'
+            f"{_verdict(c, view.direction(metric), alpha)}</tr>"
+        )
+    mcnemar_head = "<th>p (McNemar)</th>" if has_mcnemar else ""
+    return (
+        "<h3>Pairwise comparisons (paired: A \u2212 B)</h3>"
+        '<table class="comparisons"><thead><tr><th>metric</th><th>A</th><th>B</th><th>n</th>'
+        "<th>Δ mean</th><th>CI</th><th>p (t)</th><th>p (Wilcoxon)</th><th>p (Bonferroni)</th>"
+        f"{mcnemar_head}<th>Cohen's d</th><th>verdict (\u03b1={alpha:.2g})</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def html_table(head: list[str], rows: list[list[Any]], css: str = "generic") -> str:
+    head_html = "".join(f"<th>{esc(h)}</th>" for h in head)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="num">{esc(fmt_cell(c))}</td>'
+            if isinstance(c, int | float) and not isinstance(c, bool)
+            else f"<td>{esc(fmt_cell(c))}</td>"
+            for c in row
+        )
+        + "</tr>"
+        for row in rows
+    )
+    return f'<table class="{css}"><thead><tr>{head_html}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def generic(key: str, value: Any, view: SuiteView) -> str:
+    """Any analysis: a table when the value is tabular, else its JSON, escaped."""
+    title = f'<h3>{esc(key.replace("_", " "))} <span class="key">({esc(key)})</span></h3>'
+    table = tabular(value)
+    if table is not None:
+        return title + html_table(*table)
+    return f'{title}<pre class="json">{esc(pretty_json(value))}</pre>'
+
+
+ANALYSES: dict[str, AnalysisRenderer] = {"comparisons": comparisons}
+
+
+def analyses(view: SuiteView) -> str:
+    """The suite's analyses in the order the kind lists them."""
+    out = []
+    for key in strings(view.data.get("analysis_keys")):
+        if key in view.data and view.data[key] not in (None, [], {}):
+            out.append(ANALYSES.get(key, generic)(key, view.data[key], view))
+    return "".join(out)

@@ -1,0 +1,197 @@
+"""Summary tables: systems x headline metrics (mean, CI with its method, n, a small-n mark,
+the change against the baseline coloured by the metric's direction), the metric legend, and
+the suite gate table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_doceval.report.html.fmt import (
+    esc,
+    fmt,
+    fmt_ci,
+    fmt_int,
+    fmt_p,
+    fmt_signed,
+    mapping,
+    mappings,
+    plural,
+    strings,
+    unique,
+)
+from pytest_doceval.report.html.model import Change, SuiteView, change, failed_gates
+
+
+def direction_label(direction: str | None) -> str:
+    return {"lower": "↓ lower is better", "higher": "↑ higher is better"}.get(
+        direction or "", "direction not stated"
+    )
+
+
+def delta_index(view: SuiteView) -> dict[tuple[str, str], Mapping[str, Any]]:
+    return {
+        (str(d.get("system")), str(d.get("metric"))): d
+        for d in mappings(view.data.get("baseline_deltas"))
+    }
+
+
+def delta_title(delta: Mapping[str, Any], reading: Change, confidence: float) -> str:
+    word = {"worse": "worse", "better": "better", "same": "unchanged"}.get(
+        reading.verdict, "changed"
+    )
+    return (
+        f"vs baseline {fmt(delta.get('baseline_mean'))}: {fmt_signed(delta.get('mean_diff'))} "
+        f"{fmt_ci(delta)} {confidence:.0%} CI, n={fmt_int(delta.get('n'))}, "
+        f"p(t)={fmt_p(delta.get('p_ttest'))}, p(Wilcoxon)={fmt_p(delta.get('p_wilcoxon'))}"
+        f" — {'significantly' if reading.significant else 'not significantly'} {word}"
+    )
+
+
+def _delta_html(delta: Mapping[str, Any], direction: str | None, confidence: float) -> str:
+    """Only a significant change gets a coloured line; anything else is one muted mark with
+    the numbers in its tooltip (the 'What changed' block and the full table have them)."""
+    reading = change(delta, direction)
+    if not reading.verdict:
+        return ""
+    tip = esc(delta_title(delta, reading, confidence))
+    if not reading.significant:
+        return f'<div class="delta {reading.verdict} ns" title="{tip}">≈ baseline</div>'
+    arrow = {
+        "worse": "▲" if direction == "lower" else "▼",
+        "better": "▼" if direction == "lower" else "▲",
+    }.get(reading.verdict, "•")
+    return (
+        f'<div class="delta {reading.verdict} sig" title="{tip}">{arrow} '
+        f"{esc(fmt_signed(delta.get('mean_diff')))} vs baseline "
+        f'<span class="sigmark">significant</span></div>'
+    )
+
+
+def small_n_badge(agg: Mapping[str, Any]) -> str:
+    if agg.get("small_n") is not True:
+        return ""
+    tip = (
+        f"Only {fmt_int(agg.get('n'))} cases: an interval from so few values is rough (it can "
+        "be too narrow or too wide); add cases before trusting it."
+    )
+    return f' <span class="badge small-n" title="{esc(tip)}">small n</span>'
+
+
+def _cell(
+    agg: Mapping[str, Any], delta: Mapping[str, Any] | None, direction: str | None, level: float
+) -> str:
+    if not agg and not delta:
+        return '<td class="cell empty" title="not measured">—</td>'
+    parts = [f'<div class="mean">{esc(fmt(agg.get("mean")))}</div>']
+    if "ci_low" in agg or "ci_high" in agg:
+        parts.append(f'<div class="ci">{esc(fmt_ci(agg, signed=False))}</div>')
+    extra = [f"n={fmt_int(agg.get('n'))}"] if "n" in agg else []
+    if "corpus" in agg:
+        extra.append(f"corpus {fmt(agg.get('corpus'))}")
+    if extra or agg.get("small_n") is True:
+        parts.append(f'<div class="n">{esc(" · ".join(extra))}{small_n_badge(agg)}</div>')
+    if delta:
+        parts.append(_delta_html(delta, direction, level))
+    return f'<td class="cell">{"".join(parts)}</td>'
+
+
+def methods(view: SuiteView, metric: str) -> list[str]:
+    """The interval methods the aggregates of `metric` state (normally one)."""
+    return unique(
+        str(m)
+        for per_system in mapping(view.data.get("aggregates")).values()
+        if (m := mapping(mapping(per_system).get(metric)).get("method"))
+    )
+
+
+def summary_table(view: SuiteView) -> str:
+    aggregates = mapping(view.data.get("aggregates"))
+    metrics = view.headline
+    if not aggregates or not metrics:
+        return ""
+    deltas = delta_index(view)
+    level = view.confidence
+    head = []
+    for metric in metrics:
+        method = ", ".join(methods(view, metric))
+        method_html = f'<div class="method">CI: {esc(method)}</div>' if method else ""
+        head.append(
+            f'<th>{esc(metric)}<div class="dir">'
+            f"{direction_label(view.direction(metric))}</div>"
+            f"{method_html}</th>"
+        )
+    rows = []
+    for system in view.systems:
+        per_metric = mapping(aggregates.get(system))
+        cells = [
+            _cell(mapping(per_metric.get(m)), deltas.get((system, m)), view.direction(m), level)
+            for m in metrics
+        ]
+        rows.append(f"<tr><th>{esc(system)}</th>{''.join(cells)}</tr>")
+    return (
+        f"<h3>Summary: mean, {level:.0%} CI, n, change against the baseline</h3>"
+        f'<table class="summary"><thead><tr><th>system</th>{"".join(head)}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>{legend(view)}"
+    )
+
+
+def legend(view: SuiteView) -> str:
+    """Each headline metric: what it measures and which way is better."""
+    if not view.headline:
+        return ""
+    rows = "".join(
+        f"<tr><td><b>{esc(m)}</b></td><td>{direction_label(view.direction(m))}</td>"
+        f"<td>{esc(view.specs[m].description if m in view.specs else '')}</td></tr>"
+        for m in view.headline
+    )
+    return (
+        '<table class="metric-legend"><thead><tr><th>metric</th><th>better</th>'
+        f"<th>what it measures</th></tr></thead><tbody>{rows}</tbody></table>"
+        '<p class="legend">Intervals are bootstrap confidence intervals over cases; '
+        '<span class="badge small-n">small n</span> marks a mean over so few cases that its '
+        "interval is rough.</p>"
+    )
+
+
+def gate_table(view: SuiteView) -> str:
+    gates = mappings(view.data.get("gates"))
+    if not gates:
+        return ""
+    rows = []
+    for gate in sorted(gates, key=lambda g: g.get("passed") is not False):
+        if gate.get("passed") is False:
+            css, verdict = "gate-fail", "✗ FAILED"
+        elif gate.get("evaluated") is False:
+            css, verdict = "gate-skip", "\u2013 not evaluated"
+        else:
+            css, verdict = "gate-pass", "✓ passed"
+        rows.append(
+            f'<tr class="{css}"><td class="verdict">{verdict}</td><td>{esc(gate.get("system"))}'
+            f"</td><td>{esc(gate.get('metric'))}</td><td><code>{esc(gate.get('rule'))}</code>"
+            f"</td><td>{esc(gate.get('message'))}</td></tr>"
+        )
+    failed = failed_gates(view.data)
+    title = f"Suite gates: {failed} of {len(gates)} failed" if failed else "Suite gates: all passed"
+    return (
+        f'<h3>{esc(title)}</h3><table class="gates"><thead><tr><th>verdict</th><th>system</th>'
+        "<th>metric</th><th>rule</th><th>message</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def baseline_lists(view: SuiteView) -> str:
+    """Baseline entries no test used, and baseline changes this run wrote (``--doceval-update``)."""
+    out = []
+    for key, what in (
+        ("unused_baseline", "baseline entries without a current result"),
+        ("baseline_changes", "baseline changes written by this run"),
+    ):
+        entries = strings(view.data.get(key))
+        if entries:
+            entries_html = "".join(f"<li><code>{esc(e)}</code></li>" for e in entries)
+            out.append(
+                f'<details class="{key}"><summary>{plural(len(entries), what, what)}</summary>'
+                f"<ul>{entries_html}</ul></details>"
+            )
+    return "".join(out)

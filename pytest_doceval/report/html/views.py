@@ -1,0 +1,119 @@
+"""Renderers for a row's views (``row["views"][name]``), shown in its detail panel.
+
+The panel is drawn in the browser from blocks the page's script knows how to draw: ``diff``
+(ops with a from/to legend), ``table`` (head and rows) and ``pre`` (text). A renderer turns
+the views of one name, for all rows of one case, into one block each; it gets the whole case
+at once so that diffs of the same truth text can share it (`Chunk.diffs`). `VIEWS` maps a view
+name to its renderer; a kind with a new view adds one function here. A view nobody wrote a
+renderer for is still shown, as a table when it is tabular, else as JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pytest_doceval.report.html.codec import Chunk
+from pytest_doceval.report.html.fmt import is_scalar, mapping, plain, pretty_json, tabular
+
+Block = dict[str, Any]
+# (view name, that view of each row of one case, the chunk the case goes into) -> one block each
+ViewRenderer = Callable[[str, Sequence[Any], Chunk], list[Block]]
+
+
+def _ops(view: Any) -> list[Any] | None:
+    ops = mapping(view).get("ops")
+    return ops if isinstance(ops, list) else None
+
+
+def generic(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
+    """Any view: a table when it is tabular, else its JSON as text."""
+    out = []
+    for view in views:
+        table = tabular(view)
+        block: Block
+        if table is None:
+            text = view if isinstance(view, str) else pretty_json(view)
+            block = {"t": "pre", "title": name, "text": text}
+        else:
+            block = {"t": "table", "title": name, "head": table[0], "rows": plain(table[1], 6)}
+        chunk.size += len(json.dumps(block, ensure_ascii=False))
+        out.append(block)
+    return out
+
+
+def text_diff(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
+    """Truth vs output, aligned. The diffs of a case on the same metric share its truth."""
+    out: list[Block | None] = [None] * len(views)
+    groups: dict[str, list[int]] = {}
+    for number, view in enumerate(views):
+        if _ops(view) is None:
+            out[number] = generic(name, [view], chunk)[0]
+        else:
+            groups.setdefault(str(mapping(view).get("metric") or ""), []).append(number)
+    for metric, members in groups.items():
+        encoded = chunk.diffs([_ops(views[n]) or [] for n in members])
+        for number, ref in zip(members, encoded, strict=True):
+            out[number] = {
+                "t": "diff",
+                "title": "Aligned diff: truth → output" + (f" ({metric})" if metric else ""),
+                "from": "truth",
+                "to": "output",
+                "d": ref,
+            }
+    return [block for block in out if block is not None]
+
+
+def output_diff(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
+    """The previous output (the baseline's) against this one: what this change changed."""
+    out = []
+    for view in views:
+        ops = _ops(view)
+        if ops is None:
+            out.extend(generic(name, [view], chunk))
+            continue
+        out.append(
+            {
+                "t": "diff",
+                "title": "previous output → this output",
+                "note": "where did this change make it worse",
+                "from": "previous output",
+                "to": "this output",
+                "d": chunk.ops(ops),
+            }
+        )
+    return out
+
+
+VIEWS: dict[str, ViewRenderer] = {"text_diff": text_diff, "output_diff": output_diff}
+
+
+def case_views(
+    rows: Sequence[tuple[int, Mapping[str, Any]]], chunk: Chunk
+) -> dict[int, list[Block]]:
+    """Row number -> its view blocks, for the rows of one case: registered views in registry
+    order (truth diff, then output diff), then the others in the order the rows give them."""
+    by_name: dict[str, list[tuple[int, Any]]] = {}
+    for number, row in rows:
+        for name, view in mapping(row.get("views")).items():
+            by_name.setdefault(str(name), []).append((number, view))
+    names = [n for n in VIEWS if n in by_name] + [n for n in by_name if n not in VIEWS]
+    out: dict[int, list[Block]] = {}
+    for name in names:
+        members = by_name[name]
+        blocks = VIEWS.get(name, generic)(name, [view for _, view in members], chunk)
+        for (number, _), block in zip(members, blocks, strict=True):
+            out.setdefault(number, []).append(block)
+    return out
+
+
+def extras(details: Any, chunk: Chunk) -> list[Block]:
+    """A row's kind-specific ``details``: its scalars as one key/value table, then one
+    generic block per other key."""
+    details = mapping(details)
+    scalars = {k: v for k, v in details.items() if is_scalar(v)}
+    blocks = generic("details", [scalars], chunk) if scalars else []
+    for key, value in details.items():
+        if key not in scalars:
+            blocks.extend(generic(str(key), [value], chunk))
+    return blocks
