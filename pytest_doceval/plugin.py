@@ -6,6 +6,7 @@ nothing heavy is imported and nothing is collected unless a run asks for evaluat
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,17 @@ def _check_numbers(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--doceval-seed {seed}: a seed is a whole number >= 0")
 
 
+def lead_with_cause(message: str, rootpath: Path) -> str:
+    """``path: cause`` becomes ``cause (path)``, paths relative to the rootdir: pytest's short
+    summary line already starts with the test id, and 80 columns should still show why."""
+    message = message.replace(f"{rootpath}{os.sep}", "")
+    first, newline, rest = message.partition("\n")
+    where, sep, cause = first.partition(": ")
+    if sep and cause and " " not in where and ("/" in where or "." in where):
+        first = f"{cause} ({where})"
+    return first + newline + rest
+
+
 def _session(config: pytest.Config) -> Any:
     from pytest_doceval.session import SESSION_KEY
 
@@ -175,7 +187,7 @@ def pytest_runtest_makereport(
         # leads with the test id, and a gate or input error names its case or file. A user's
         # parser that raised keeps its own traceback under --tb=long.
         error = call.excinfo.value
-        report.longrepr = str(error)
+        report.longrepr = lead_with_cause(str(error), item.config.rootpath)
         cause = error.__cause__
         if (
             cause is not None
@@ -185,7 +197,7 @@ def pytest_runtest_makereport(
             import traceback
 
             trace = "".join(traceback.format_exception(cause))
-            report.longrepr = f"{error}\n\n{trace}"
+            report.longrepr = f"{report.longrepr}\n\n{trace}"
     row = getattr(item, "doceval_row", None)
     if row is None:  # a suite that could not be loaded: logged as a lost row
         return report
