@@ -20,8 +20,6 @@ from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
 from pytest_doceval.rows import is_measured, sort_rows
 from pytest_doceval.suites.base import Analysis
 
-SMALL_N = 10
-
 
 def verdict(ci_low: float, ci_high: float, direction: str, margin: float = 0.0) -> str:
     """``worse`` / ``better`` when the CI of a change lies entirely beyond `margin` in the
@@ -35,18 +33,20 @@ def aggregates(
     rows: Sequence[Mapping[str, Any]], specs: Mapping[str, MetricSpec], config: StatsConfig
 ) -> dict[str, Any]:
     """Per system and metric: mean with its CI and n (``method`` says which interval,
-    ``small_n`` marks fewer than `SMALL_N` cases); for metrics whose spec names
+    ``small_n`` marks fewer than `stats.SMALL_N` cases); for metrics whose spec names
     ``counts``, also the corpus rate (sum of edits / sum of reference lengths) and its CI."""
     out: dict[str, dict[str, Any]] = {}
     for metric, spec in specs.items():
         for system, cases in values_by_system(rows, metric).items():
             ordered = [cases[c] for c in sorted(cases)]
-            interval = stats.bootstrap_mean_ci(
-                ordered, resamples=config.resamples, confidence=config.confidence, seed=config.seed
+            interval = stats.mean_interval(
+                ordered,
+                binary=spec.binary,
+                resamples=config.resamples,
+                confidence=config.confidence,
+                seed=config.seed,
             )
             entry: dict[str, Any] = interval.to_dict()
-            entry["method"] = "percentile-bootstrap"
-            entry["small_n"] = interval.n < SMALL_N
             if spec.counts is not None:
                 entry.update(_corpus(rows, system, spec.counts, config))
             out.setdefault(system, {})[metric] = entry
@@ -90,7 +90,7 @@ def baseline_deltas(
             # rounding noise of 1e-7 on every case would read as a significant change.
             a = [rounded(current[system][c]) for c in common]
             b = [baseline[system][c] for c in common]
-            interval = stats.paired_bootstrap_ci(
+            interval = stats.paired_interval(
                 a, b, resamples=config.resamples, confidence=config.confidence, seed=config.seed
             )
             change = verdict(interval.ci_low, interval.ci_high, direction)
@@ -105,7 +105,7 @@ def baseline_deltas(
                     "mean_diff": interval.mean,
                     "ci_low": interval.ci_low,
                     "ci_high": interval.ci_high,
-                    "method": "percentile-bootstrap",
+                    "method": interval.method,
                     "p_ttest": stats.paired_ttest_p(a, b),
                     "p_wilcoxon": stats.wilcoxon_p(a, b),
                     "significant": change != "unchanged",
@@ -162,6 +162,7 @@ def suite_gate_results(
                     "mean_diff": decision.mean_diff,
                     "ci_low": decision.ci_low,
                     "ci_high": decision.ci_high,
+                    "method": decision.method,
                     "message": f"[{system}] {decision.message}",
                 }
             )

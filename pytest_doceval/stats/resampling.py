@@ -1,0 +1,42 @@
+"""Case resampling shared by every bootstrap interval: seeded, vectorised, memory-bounded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+from numpy.typing import NDArray
+
+# Upper bound on the entries of one resampling index matrix (rows = resamples, columns = cases).
+# 2**21 int64 indices is 16 MiB, plus as much again for the gathered float64 values, so peak
+# memory stays ~32 MiB whatever n * resamples is. Chunks are drawn one after another from the
+# same generator in row-major order, and numpy's Generator.integers consumes its bit stream
+# continuously across calls, so the result does not depend on this value (tests check it).
+_MAX_CHUNK_ENTRIES = 2**21
+
+
+def _index_chunks(n: int, resamples: int, seed: int) -> Iterator[NDArray[np.int64]]:
+    """Resampling index matrices (resamples x n in total), at most `_MAX_CHUNK_ENTRIES` each.
+
+    A single row larger than the budget is still drawn whole: a resample has to exist at once
+    to be summarised, so memory is O(n) per row at minimum.
+    """
+    rng = np.random.default_rng(seed)
+    rows = max(1, _MAX_CHUNK_ENTRIES // n)
+    for start in range(0, resamples, rows):
+        yield rng.integers(0, n, size=(min(rows, resamples - start), n), dtype=np.int64)
+
+
+def replicates(
+    n: int,
+    statistic: Callable[[NDArray[np.int64]], NDArray[np.float64]],
+    resamples: int,
+    seed: int,
+) -> NDArray[np.float64]:
+    """``statistic`` of ``resamples`` case resamples of n cases (with replacement).
+
+    ``statistic`` maps a (rows x n) index matrix to one value per row. Every bootstrap in the
+    package draws its indices here, so two intervals with the same ``seed`` over the same n
+    resample the same cases (common random numbers), whatever their method.
+    """
+    return np.concatenate([statistic(idx) for idx in _index_chunks(n, resamples, seed)])
