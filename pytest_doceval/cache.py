@@ -50,15 +50,19 @@ class CachedOutput:
 class OutputCache:
     """Outputs stored as ``<dir>/<key[:2]>/<key>.json``; ``directory=None`` disables caching."""
 
-    def __init__(self, directory: Path | None) -> None:
-        self.directory = directory
+    def __init__(self, directory: Path | None, mode: str = "rw") -> None:
+        """`mode` as ``--doceval-cache``: ``off``, ``read`` (use, never store), ``write``
+        (recompute and store) or ``rw``."""
+        self.directory = None if mode == "off" else directory
+        self.reads = mode in ("read", "rw")
+        self.writes = mode in ("write", "rw")
 
     def _path(self, key: str) -> Path:
         assert self.directory is not None
         return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> str | None:
-        if self.directory is None:
+        if self.directory is None or not self.reads:
             return None
         try:
             entry = json.loads(self._path(key).read_text(encoding="utf-8"))
@@ -76,7 +80,7 @@ class OutputCache:
         return output
 
     def put(self, key: str, text: str, fingerprint: Mapping[str, Any]) -> None:
-        if self.directory is None:
+        if self.directory is None or not self.writes:
             return
         entry = {
             "schema": CACHE_SCHEMA,

@@ -120,6 +120,7 @@ class ProjectConfig:
     bootstrap_resamples: int = 1000
     confidence: float = 0.95
     seed: int = 0
+    vlm: str | None = None  # the default model of two-stage parsers
 
     @classmethod
     def load(cls, rootpath: Path) -> ProjectConfig:

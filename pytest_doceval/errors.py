@@ -21,3 +21,8 @@ class CaseInputError(DocevalError):
 
 class SystemRunError(DocevalError):
     """A system (parser, OCR engine, model) that failed on a case."""
+
+
+class SystemUnavailable(DocevalError):
+    """A system that cannot run here as configured (no model for a two-stage parser): its
+    tests are skipped with this message, which says how to make it available."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_doceval.errors import DocevalError
+from pytest_doceval.errors import DocevalError, SystemUnavailable
 from pytest_doceval.progress import heartbeat
 from pytest_doceval.rows import new_row
 from pytest_doceval.session import SESSION_KEY, in_shard
@@ -79,7 +79,10 @@ class CaseItem(pytest.Item):
         suite = session.suite(self.path)
         started = time.perf_counter()
         with heartbeat(self.nodeid, session.progress_writer()):
-            self.result = session.evaluate(suite, self.ref)
+            try:
+                self.result = session.evaluate(suite, self.ref)
+            except SystemUnavailable as exc:
+                pytest.skip(str(exc))
         self.doceval_row.update(self.result.to_row())
         self.doceval_row["duration"] = round(time.perf_counter() - started, 4)
         self.doceval_row["baseline"] = session.baseline_metrics(suite, self.ref)

@@ -51,9 +51,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="output cache folder (default: [tool.doceval] cache, '.doceval-cache')",
     )
     group.addoption(
+        "--doceval-cache",
+        choices=("off", "read", "write", "rw"),
+        default=None,
+        help="the output and model-response cache: off, read (use, never store), write "
+        "(recompute and store) or rw (default)",
+    )
+    group.addoption(
         "--doceval-no-cache",
         action="store_true",
-        help="re-run every parser and model; neither read nor write the output cache",
+        help="the same as --doceval-cache=off: re-run every parser and model",
     )
     group.addoption(
         "--doceval-bootstrap",
@@ -80,6 +87,7 @@ _NEEDS_DOCEVAL = (
     ("--doceval-bootstrap", "doceval_bootstrap"),
     ("--doceval-seed", "doceval_seed"),
     ("--doceval-no-cache", "doceval_no_cache"),
+    ("--doceval-cache", "doceval_cache"),
     ("--doceval-cache-dir", "doceval_cache_dir"),
 )
 
@@ -143,7 +151,10 @@ def pytest_configure(config: pytest.Config) -> None:
         update=config.getoption("doceval_update"),
         json_path=Path(config.getoption("doceval_json")),
         html_path=Path(html) if html else None,
-        cache_dir=None if config.getoption("doceval_no_cache") else cache_dir,
+        cache_dir=cache_dir,
+        cache_mode="off"
+        if config.getoption("doceval_no_cache")
+        else config.getoption("doceval_cache") or "rw",
         stats=StatsConfig(
             resamples=config.getoption("doceval_bootstrap") or project.bootstrap_resamples,
             confidence=project.confidence,
@@ -227,6 +238,9 @@ class SessionHooks:
             # A broken suite, or an item whose xdist worker crashed: keep it in the report.
             self.session.add_row(self._suite_file(report.nodeid), _lost_row(report))
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.session.prefetch(session.items)
+
     def _suite_file(self, nodeid: str) -> Path:
         # Node ids are relative to pytest's rootdir (not the doceval project root).
         rootpath: Path = self.session.config.rootpath
@@ -235,7 +249,9 @@ class SessionHooks:
     @pytest.hookimpl(tryfirst=True)  # before pytest-html renders its summary
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if _is_worker(session.config):
+            self.session.close_models()
             return
+        self.session.close_models()
         interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
         if (
             self.session.finish(interrupted=interrupted)

@@ -27,6 +27,7 @@ from pytest_doceval.config import ProjectConfig, StatsConfig, load_suite_spec
 from pytest_doceval.errors import DocevalError, SuiteConfigError
 from pytest_doceval.gates import check_case
 from pytest_doceval.metrics.spec import ordered_specs
+from pytest_doceval.models.runtime import ModelRuntime
 from pytest_doceval.results import MEASURED, CaseResult
 from pytest_doceval.suites import CaseRef, RunContext, Suite
 from pytest_doceval.suites.registry import make_suite
@@ -43,6 +44,7 @@ class Options:
     json_path: Path
     html_path: Path | None
     cache_dir: Path | None
+    cache_mode: str
     stats: StatsConfig
     shard: tuple[int, int] | None
 
@@ -78,7 +80,8 @@ class DocevalSession:
         self._resolved: dict[Path, Path] = {}  # resolving costs syscalls on every test
         self._names: dict[str, Path] = {}
         self._baselines: dict[str, BaselineFile | DocevalError | None] = {}
-        self.cache = OutputCache(options.cache_dir)
+        self.cache = OutputCache(options.cache_dir, options.cache_mode)
+        self.models = _model_runtime(config, root, options)
         self.collected: dict[Path, list[dict[str, Any]]] = {}
         self.summary_lines: list[str] = []
         self.gate_failures: list[str] = []
@@ -104,7 +107,9 @@ class DocevalSession:
         file = self._resolved.get(file) or self._resolved.setdefault(file, file.resolve())
         if file not in self._suites:
             try:
-                suite = make_suite(load_suite_spec(file), self.registry)
+                spec = load_suite_spec(file)
+                defaults = {"vlm": spec.table.get("vlm") or self.project.vlm}
+                suite = make_suite(spec, self.registry, self.models, defaults)
                 other = self._names.setdefault(suite.name, file)
                 if other != file:
                     raise SuiteConfigError(
@@ -181,6 +186,32 @@ class DocevalSession:
         if isinstance(found, DocevalError):
             raise found
         return found
+
+    # -- model requests -----------------------------------------------------------------------
+
+    def prefetch(self, items: list[pytest.Item]) -> None:
+        """Start the selected tests' model requests concurrently, before the tests run."""
+        if not self.models.configs:
+            return
+        by_suite: dict[Path, list[CaseRef]] = {}
+        for item in items:
+            ref = getattr(item, "ref", None)
+            if isinstance(ref, CaseRef):
+                by_suite.setdefault(item.path, []).append(ref)
+        requests: list[Any] = []
+        for file, refs in by_suite.items():
+            try:
+                suite = self.suite(file)
+                requests.extend(suite.requests(refs, RunContext(self.cache)))
+            except DocevalError:
+                continue  # each test of a broken suite reports the error itself
+        self.models.start_prefetch(requests)
+
+    def close_models(self) -> None:
+        summary = self.models.prefetch_summary()
+        if summary:
+            self.summary_lines.append(f"doceval models: {summary}")
+        self.models.close()
 
     # -- one test -----------------------------------------------------------------------------
 
@@ -352,3 +383,23 @@ class DocevalSession:
         self.summary_lines.extend(f"  {change}" for change in changes[:50])
         if len(changes) > 50:
             self.summary_lines.append(f"  ... and {len(changes) - 50} more")
+
+
+def _model_runtime(config: pytest.Config, root: Path, options: Options) -> ModelRuntime:
+    """The run's models from ``[tool.doceval.models.*]`` (a bad table stops the run at once)."""
+    from pytest_doceval.models.config import load_models
+
+    pyproject = root / "pyproject.toml"
+    try:
+        configs = load_models(pyproject)
+    except DocevalError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    workerinput = getattr(config, "workerinput", None)
+    return ModelRuntime(
+        configs,
+        cache_dir=None if options.cache_mode == "off" else options.cache_dir,
+        mode=options.cache_mode,
+        run_id=workerinput["testrunuid"] if workerinput else None,
+        workers=int(workerinput["workercount"]) if workerinput else 1,
+        source=str(pyproject),
+    )

@@ -10,7 +10,7 @@ must be deterministic (pytest-xdist compares it across workers), so kinds sort w
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -95,6 +95,13 @@ class Suite(ABC):
     @abstractmethod
     def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
         """Score one reference; raise a `DocevalError` naming the file and cause on bad input."""
+
+    def requests(self, refs: Sequence[CaseRef], ctx: RunContext) -> Iterable[Any]:
+        """The model requests (`ChatRequest`) that evaluating `refs` will make, as far as they
+        are known without running anything slow: the session sends them concurrently after
+        collection, so the tests find their answers cached. Must build the very requests
+        `evaluate` builds, or the prefetch is wasted."""
+        return ()
 
     def system_names(self) -> list[str]:
         """The suite's systems, for the report (default: as the case references name them)."""

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.metrics.spec import MetricSpec
@@ -22,6 +22,7 @@ from pytest_doceval.systems.registry import load_object
 
 if TYPE_CHECKING:
     from pytest_doceval.config import SuiteSpec
+    from pytest_doceval.models.runtime import ModelRuntime
     from pytest_doceval.suites.base import Suite
     from pytest_doceval.systems.registry import SystemRegistry
 
@@ -95,7 +96,12 @@ def import_conftests(root: Path, suite_dir: Path) -> None:
         spec.loader.exec_module(module)
 
 
-def make_suite(spec: SuiteSpec, registry: SystemRegistry) -> Suite:
+def make_suite(
+    spec: SuiteSpec,
+    registry: SystemRegistry,
+    models: ModelRuntime | None = None,
+    defaults: Mapping[str, Any] | None = None,
+) -> Suite:
     """The suite `spec` describes, its systems built from `registry` with its own settings."""
     from pytest_doceval.systems.registry import SystemEnv
 
@@ -103,6 +109,9 @@ def make_suite(spec: SuiteSpec, registry: SystemRegistry) -> Suite:
         cls = kind_class(spec.kind)
     except SuiteConfigError as exc:
         raise SuiteConfigError(f"{spec.file}: {exc}") from None
-    suite = cls(spec, SystemEnv(registry, spec.system_settings, source=str(spec.file)))
+    env = SystemEnv(
+        registry, spec.system_settings, source=str(spec.file), models=models, defaults=defaults
+    )
+    suite = cls(spec, env)
     suite.check_gates()
     return suite

@@ -29,10 +29,28 @@ class Parser(Protocol):
     def parse(self, pdf: Path) -> str: ...
 
 
+@runtime_checkable
+class RefiningParser(Protocol):
+    """A two-stage system: the parser named ``stage1`` first (cached as when it runs alone),
+    then ``refine`` (a model) on its text. ``requests`` lists the model requests ``refine``
+    will send, for the prefetch."""
+
+    name: str
+    stage1: str
+
+    def fingerprint(self) -> dict[str, Any]: ...
+
+    def refine(self, stage1_text: str, *, case: str) -> str: ...
+
+    def requests(self, stage1_text: str, *, case: str) -> list[Any]: ...
+
+
 class SystemEnvLike(Protocol):
     """What a factory may ask of its environment (see `registry.SystemEnv`)."""
 
     def system(self, name: str) -> Parser: ...
+
+    def model(self, name: str) -> Any: ...
 
 
 class ParserFactory(Protocol):

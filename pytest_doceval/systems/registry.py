@@ -16,10 +16,13 @@ import importlib
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.systems.base import Parser, ParserFactory
+
+if TYPE_CHECKING:
+    from pytest_doceval.models.runtime import ModelHandle, ModelRuntime
 
 ENTRY_POINT_GROUP = "pytest_doceval.systems"
 
@@ -27,6 +30,8 @@ _BUILTINS: dict[str, str] = {
     "pymupdf": "pytest_doceval.systems.pymupdf_text:PyMuPDFText",
     "rapidocr": "pytest_doceval.systems.rapidocr_ocr:RapidOCRParser",
     "pymupdf4llm": "pytest_doceval.systems.pymupdf4llm_md:PyMuPDF4LLM",
+    "pymupdf+vlm": "pytest_doceval.systems.two_stage:PyMuPDFWithVLM",
+    "rapidocr+vlm": "pytest_doceval.systems.two_stage:RapidOCRWithVLM",
 }
 
 
@@ -113,10 +118,15 @@ class SystemEnv:
         settings: Mapping[str, Mapping[str, Any]],
         *,
         source: str = "suite.toml",
+        models: ModelRuntime | None = None,
+        defaults: Mapping[str, Any] | None = None,
     ) -> None:
         self.registry = registry
         self.settings = settings
         self.source = source
+        self.models = models
+        # Suite-wide choices a system may fall back on (``vlm``: the model of two-stage parsers).
+        self.defaults = dict(defaults or {})
         self._built: dict[str, Parser] = {}
         self._building: list[str] = []
 
@@ -143,6 +153,14 @@ class SystemEnv:
         finally:
             self._building.pop()
         return self._built[name]
+
+
+    def model(self, name: str) -> ModelHandle:
+        """The configured model `name` (``[tool.doceval.models.NAME]``); a clear
+        `SuiteConfigError` when there is no such model."""
+        if self.models is None:
+            raise SuiteConfigError(f"{self.source}: no models are configured for this run")
+        return self.models.handle(name)
 
 
 # Registrations made with the module-level decorator before any session exists.

@@ -1,0 +1,119 @@
+"""The models of one run: configurations, a lazily started hub, and handles for systems.
+
+Systems reach a model through `ModelHandle` (``env.model(name)``); the session prefetches the
+selected tests' requests through `ModelRuntime.start_prefetch` after collection, so requests go
+out concurrently while the tests consume the cache. Nothing here starts a thread or imports
+httpx until a model is actually asked for.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_doceval.errors import SuiteConfigError
+
+if TYPE_CHECKING:
+    from pytest_doceval.models.config import ModelConfig
+    from pytest_doceval.models.hub import Hub, PrefetchSummary
+    from pytest_doceval.models.requests import ChatRequest, Message
+
+
+@dataclass(frozen=True)
+class ModelHandle:
+    """One configured model as a system sees it: build requests, get answers (cached)."""
+
+    config: ModelConfig
+    runtime: ModelRuntime
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What about the model changes its answers (never the key or the timeout)."""
+        return {"model": self.config.model, "base_url": self.config.base_url}
+
+    def request(
+        self, messages: Sequence[Message], *, case: str, prompt_version: str, **overrides: Any
+    ) -> ChatRequest:
+        from pytest_doceval.models.requests import ChatRequest
+
+        return ChatRequest.build(
+            self.config, messages, prompt_version=prompt_version, case=case, **overrides
+        )
+
+    def complete(self, request: ChatRequest) -> str:
+        """The answer's text; a `ModelError` (naming model, case and the server's message)
+        when the call failed after its retries: never an empty answer in its place."""
+        return self.runtime.hub().complete_sync(request).text
+
+
+class ModelRuntime:
+    def __init__(
+        self,
+        configs: Mapping[str, ModelConfig],
+        *,
+        cache_dir: Path | None,
+        mode: str,
+        run_id: str | None,
+        workers: int,
+        source: str,
+    ) -> None:
+        self.configs = dict(configs)
+        self.cache_dir = cache_dir
+        self.mode = mode
+        self.run_id = run_id
+        self.workers = workers
+        self.source = source
+        self._hub: Hub | None = None
+        self._prefetch: concurrent.futures.Future[PrefetchSummary] | None = None
+
+    def handle(self, name: str) -> ModelHandle:
+        config = self.configs.get(name)
+        if config is None:
+            known = ", ".join(sorted(self.configs)) or "none configured"
+            raise SuiteConfigError(
+                f"model {name!r} is not configured: add [tool.doceval.models.{name}] with "
+                f"base_url and model to {self.source} (configured: {known})"
+            )
+        return ModelHandle(config, self)
+
+    def hub(self) -> Hub:
+        if self._hub is None:
+            from pytest_doceval.models.cache import ResponseCache
+            from pytest_doceval.models.client import ModelClient
+            from pytest_doceval.models.hub import Hub
+
+            directory = None if self.cache_dir is None else self.cache_dir / "models"
+            mode = "off" if directory is None else self.mode
+            cache = ResponseCache(directory, mode, run_id=self.run_id)  # type: ignore[arg-type]
+            client = ModelClient(self.configs, concurrency_share=self.workers)
+            self._hub = Hub(client, cache)
+        return self._hub
+
+    def start_prefetch(self, requests: Iterable[ChatRequest]) -> None:
+        """Send `requests` concurrently in the background (each distinct one once, also across
+        xdist workers when the cache can hold claims)."""
+        wanted = list(requests)
+        if not wanted:
+            return
+        hub = self.hub()
+        if self.workers > 1 and not hub.cache.writes:
+            return  # without a shared cache, workers would send the same requests twice
+        self._prefetch = hub.start_prefetch(wanted)
+
+    def prefetch_summary(self) -> str | None:
+        if self._prefetch is None or not self._prefetch.done():
+            return None
+        try:
+            return self._prefetch.result().describe()
+        except Exception as exc:  # reported, never raised: each test reports its own failure
+            return f"prefetch failed: {exc}"
+
+    def close(self) -> None:
+        if self._hub is not None:
+            self._hub.close()
