@@ -30,6 +30,9 @@ ENTRY_POINT_GROUP = "pytest_doceval.kinds"
 
 _BUILTINS: dict[str, str] = {
     "documents": "pytest_doceval.suites.documents:DocumentsSuite",
+    "exam": "pytest_doceval.suites.exam:ExamSuite",
+    "extraction": "pytest_doceval.suites.extraction:ExtractionSuite",
+    "facts": "pytest_doceval.suites.facts:FactsSuite",
 }
 _REGISTERED: dict[str, type[Suite]] = {}
 

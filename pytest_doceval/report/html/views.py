@@ -85,7 +85,34 @@ def output_diff(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
     return out
 
 
-VIEWS: dict[str, ViewRenderer] = {"text_diff": text_diff, "output_diff": output_diff}
+def stage_diff(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
+    """A two-stage system's stage-1 text against its model's output: what the model changed
+    (seed 000 3.2.6: was the text lost by the parser or by the model?)."""
+    out = []
+    for view in views:
+        ops = _ops(view)
+        if ops is None:
+            out.extend(generic(name, [view], chunk))
+            continue
+        stage1 = str(view.get("stage1") or "stage 1") if isinstance(view, dict) else "stage 1"
+        out.append(
+            {
+                "t": "diff",
+                "title": f"{stage1} → model",
+                "note": "what the model changed in the parser's text",
+                "from": stage1,
+                "to": "model output",
+                "d": chunk.ops(ops),
+            }
+        )
+    return out
+
+
+VIEWS: dict[str, ViewRenderer] = {
+    "text_diff": text_diff,
+    "output_diff": output_diff,
+    "stage_diff": stage_diff,
+}
 
 
 def case_views(

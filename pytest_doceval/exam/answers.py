@@ -1,0 +1,294 @@
+"""Reading a model's multiple-choice answer out of its raw output.
+
+Two parsers, both ``(output, choices) -> ParsedAnswer``, named by the suite's ``answer_parser``:
+
+``seed-001`` -- seed 001, section 4.1, verbatim: the answer is the first character of the
+output matching the regex ``[1-5]`` (ASCII digits only); no match is a parse failure, which
+counts as wrong. Nothing else: "10" reads as 1, "(1, 2, 3, 4, or 5)" as 1, and a 5 on a
+four-choice question is an answer (a wrong one), not a parse failure, because the seed's regex
+does not know how many choices there are. Use it to reproduce the seed's numbers.
+
+``robust-v1`` -- reads the answer a model *states*, never one it merely mentions. It tries four
+levels in order and stops at the first that names anything:
+
+1. ``whole``: the entire output is an answer: ``3``, ``(3)``, ``3.``, ``**3**``, ``③``, ``３``,
+   ``C``, ``(c)``, ``3번``, ``3번입니다``, ``Option 3``.
+2. ``final``: an explicit final answer: ``Final answer: 3``, ``최종 정답: ③``,
+   ``\\boxed{3}``, or -- after several lines of reasoning -- a last line that is only an answer.
+   This is how a long chain of thought ends; the numbers discussed on the way are ignored.
+3. ``answer-line``: an answer statement anywhere: ``정답: 3``, ``정답은 ③번``, ``답은 2``,
+   ``Answer: C``, ``the answer is (B)``, ``the correct option is 4``, ``I choose 2``.
+4. ``leading``: a one-line output that opens with an option label: ``C) Paris``, ``(3) 국회``,
+   ``③ 서울``, ``D. Pacific Ocean`` (short outputs under ``max_tokens = 10`` look like this).
+   ``3. ...`` is not a label: a numbered list of reasoning starts that way.
+
+A higher level outranks a lower one: an explicit final answer settles a chain of thought that
+named other answers on the way. Every statement found at the deciding level must name the same
+answer, else the output is a parse failure ("two different answers"): a model that says "the
+answer is 2 ... the answer is 3" without marking one final has not answered. A stated answer
+outside 1..choices (``6``, ``⑤`` on a four-choice question, ``E`` on four, ``12``) is a parse
+failure too. There is no fallback: no first or last number in the text, no random answer -- a
+harness that guesses turns the parse-failure rate into noise in the accuracy.
+
+The rule that decided is recorded as ``<level>:<form>``, the form being how the answer was
+written: ``digit`` (ASCII), ``fullwidth`` (``０``-``９``), ``circled`` (``①``-``⑳``, ``❶``...),
+or ``letter`` (``A``-``E`` mapped to 1-5; lowercase only in brackets or as the whole output, since
+"a" is also a word).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+SEED_001 = "seed-001"
+ROBUST_V1 = "robust-v1"
+
+LETTERS = "ABCDE"
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """What a parser read: ``answer`` (1-based option) or None, ``rule`` that decided (None on
+    a failure), ``failure``: why nothing was read (None on success)."""
+
+    parser: str
+    answer: int | None
+    rule: str | None
+    failure: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.answer is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+AnswerParser = Callable[[str, int], ParsedAnswer]
+
+# ---------------------------------------------------------------------------------------------
+# seed-001
+# ---------------------------------------------------------------------------------------------
+
+_SEED_REGEX = re.compile(r"[1-5]")
+
+
+def parse_seed_001(output: str, choices: int = 5) -> ParsedAnswer:
+    """Seed 001's parser: the first ``[1-5]`` in the output (``choices`` is not consulted)."""
+    match = _SEED_REGEX.search(output)
+    if match is None:
+        return ParsedAnswer(SEED_001, None, None, "no digit 1-5 in the output")
+    return ParsedAnswer(SEED_001, int(match.group()), "seed-001:[1-5]")
+
+
+# ---------------------------------------------------------------------------------------------
+# robust-v1: tokens
+# ---------------------------------------------------------------------------------------------
+
+# Characters that glue onto a token and make it part of a longer word or number.
+_ALNUM = r"0-9A-Za-z\uFF10-\uFF19\uFF21-\uFF3A\uFF41-\uFF5A"
+_CIRCLED = "\u2460-\u2473\u2776-\u2793"  # ①-⑳, ❶-❿, ➀-➉, ➊-➓
+
+
+def _token(named: bool) -> str:
+    """One option: a digit run, full-width digits, a circled digit or a letter, standing alone
+    (not inside a word or a number such as "3.5"). `named` adds the groups `_mention` reads."""
+
+    def group(name: str, body: str) -> str:
+        return f"(?P<{name}>{body})" if named else f"(?:{body})"
+
+    return (
+        rf"(?<![{_ALNUM}])(?:"
+        + group("circled", f"[{_CIRCLED}]")
+        + "|"
+        + group("fullwidth", r"[\uFF10-\uFF19]+")
+        + "|"
+        + group("digit", "[0-9]+")
+        + "|"
+        + group("letter", r"[A-E\uFF21-\uFF25]")
+        + r"|(?<=[(\[])"
+        + group("lower", "[a-e]")
+        + r"(?=[)\]])"
+        + rf")(?![{_ALNUM}]|[.,][0-9])"
+    )
+
+
+_TOKEN = _token(named=True)
+# Words that may stand between a marker and its answer: "answer is option (3)", "정답은 보기 ③".
+_FILLER = (
+    r"(?:\s|\*|_|`|\(|\[|\{|[:：=]|(?i:(?:option|choice|number|is)\b|no\.)"
+    r"|번호|보기|선지|바로)*"
+)
+# What may follow an answer: "3번", "(3)", "**3**", "{3}".
+_SUFFIX = r"(?:\s*(?:번|\)|\]|\}|\*\*))?"
+# Connectors that turn a statement into two answers: "2 or 3", "②, ④", "2번과 3번".
+_CONNECTOR = r"\s*(?:,|/|&|(?i:or|and)\b|또는|혹은|이나|및|와|과|나)\s*"
+
+_ANSWER_LIST = re.compile(
+    rf"{_FILLER}(?P<first>{_token(False)}){_SUFFIX}"
+    rf"(?P<more>(?:{_CONNECTOR}{_FILLER}{_token(False)}{_SUFFIX})*)"
+)
+_TOKEN_RE = re.compile(_TOKEN)
+
+# The whole output as an answer (lowercase letters allowed: nothing else is there to misread).
+_WHOLE_TOKEN = rf"[(\[]?\s*(?:[{_CIRCLED}]|[\uFF10-\uFF19]+|[0-9]+|[A-Ea-e\uFF21-\uFF25])\s*[)\]]?"
+_WHOLE = re.compile(
+    rf"(?:(?i:option|choice|answer|no\.?|number)\s*|보기\s*|선지\s*)?"
+    rf"(?P<tokens>{_WHOLE_TOKEN}\s*번?(?:{_CONNECTOR}{_WHOLE_TOKEN}\s*번?)*)"
+    # "3번입니다", "③이다": the Korean copula after the answer.
+    r"(?:\s*(?:입니다|이다|예요|이에요|요))?"
+)
+_WHOLE_STRIP = " \t\r\n*_`\"'“”‘’.。!:"
+
+_FINAL_MARKERS = [
+    r"(?i:\bfinal\s+answer)\s*(?:\*\*|__)?\s*(?:(?i:is)\b|[:：=])?",
+    r"최종\s*(?:정답|답)\s*(?:\*\*)?\s*(?:은|는|이|[:：=])?",
+    r"\\boxed\s*\{",
+]
+_ANSWER_MARKERS = [
+    r"(?i:\banswer)\s*(?:\*\*|__)?\s*"
+    r"(?:(?i:is|was|would\s+be|should\s+be|must\s+be|will\s+be)\b|[:：=])",
+    r"(?i:\b(?:correct|right|best)\s+(?:option|choice)\s+(?:is|would\s+be|should\s+be)\b)",
+    r"(?i:\bI\s+(?:would\s+|will\s+|'d\s+|'ll\s+)?(?:choose|pick|select|go\s+with)\b)",
+    # 정답 / 답, but not 대답 or 해답's first syllable glued to another word.
+    r"(?<![가-힣])(?:정답|답)\s*(?:\*\*)?\s*(?:은|는|이|[:：=])?",
+]
+_FINAL_RE = re.compile("|".join(f"(?:{m})" for m in _FINAL_MARKERS))
+_ANSWER_RE = re.compile("|".join(f"(?:{m})" for m in _ANSWER_MARKERS))
+
+
+@dataclass(frozen=True)
+class _Mention:
+    value: int
+    form: str
+
+
+def _mention(match: re.Match[str]) -> _Mention:
+    """The option a token names, and how it was written."""
+    for form in ("circled", "fullwidth", "digit", "letter", "lower"):
+        text = match.group(form)
+        if text is None:
+            continue
+        if form == "circled":
+            # unicodedata knows ① is 1, ❿ is 10 (NFKC would lose which form it was).
+            return _Mention(int(unicodedata.numeric(text)), form)
+        if form in ("digit", "fullwidth"):
+            return _Mention(int(unicodedata.normalize("NFKC", text)), form)
+        letter = unicodedata.normalize("NFKC", text).upper()
+        return _Mention(LETTERS.index(letter) + 1, "letter")
+    raise AssertionError("a token without a form")  # pragma: no cover
+
+
+def _mentions_in(text: str, start: int = 0, end: int | None = None) -> list[_Mention]:
+    """The tokens starting in ``text[start:end]``, read in place: the brackets around a
+    lowercase letter lie outside the span and must still be seen."""
+    stop = len(text) if end is None else end
+    found = []
+    for match in _TOKEN_RE.finditer(text, start):
+        if match.start() >= stop:
+            break
+        found.append(_mention(match))
+    return found
+
+
+def _after_markers(text: str, markers: re.Pattern[str]) -> list[_Mention]:
+    """Every answer stated right after a marker (a marker followed by no answer is ignored:
+    "the answer is not obvious")."""
+    found: list[_Mention] = []
+    for marker in markers.finditer(text):
+        listed = _ANSWER_LIST.match(text, marker.end())
+        if listed is None:
+            continue
+        found.extend(_mentions_in(text, *listed.span("first")))
+        found.extend(_mentions_in(text, *listed.span("more")))
+    return found
+
+
+def _whole(text: str) -> list[_Mention]:
+    """The mentions of `text` when it is nothing but answers (with their brackets)."""
+    stripped = text.strip(_WHOLE_STRIP)
+    match = _WHOLE.fullmatch(stripped)
+    if match is None:
+        return []
+    tokens = match.group("tokens")
+    # Lowercase letters count here (the whole output is an answer), so read them as capitals.
+    upper = re.sub(r"(?<![A-Za-z])[a-e](?![A-Za-z])", lambda m: m.group().upper(), tokens)
+    return _mentions_in(upper)
+
+
+def _final_line(text: str) -> list[_Mention]:
+    """The last line of several, when it is only an answer: the end of a chain of thought."""
+    lines = [line for line in text.splitlines() if line.strip(_WHOLE_STRIP)]
+    return _whole(lines[-1]) if len(lines) >= 2 else []
+
+
+# An option label at the head of "C) Paris", "(3) 국회", "③ 서울" (not "3.": that is how a
+# numbered list of reasoning starts).
+_LABEL_RE = re.compile(
+    rf"(?<![{_ALNUM}])(?:[{_CIRCLED}]"
+    rf"|[(\[]?\s*(?:[0-9]+|[\uFF10-\uFF19]+|[A-E\uFF21-\uFF25])\s*[)\]]"
+    # "D. Pacific Ocean": a letter label with a full stop (a digit with one starts a list).
+    r"|[A-E\uFF21-\uFF25]\.(?=\s))"
+)
+
+
+def _leading(text: str) -> list[_Mention]:
+    """A one-line output that opens with an option label: every label in it (two different
+    ones, as in "(1) and (2) are wrong", make it ambiguous)."""
+    line = text.strip()
+    if "\n" in line or _LABEL_RE.match(line) is None:
+        return []
+    return [m for label in _LABEL_RE.finditer(line) for m in _mentions_in(label.group())]
+
+
+def _decide(level: str, mentions: list[_Mention], choices: int) -> ParsedAnswer:
+    values = sorted({m.value for m in mentions})
+    if len(values) > 1:
+        named = ", ".join(map(str, values))
+        return ParsedAnswer(ROBUST_V1, None, None, f"{level}: two different answers ({named})")
+    value = values[0]
+    if not 1 <= value <= choices:
+        return ParsedAnswer(
+            ROBUST_V1, None, None, f"{level}: answer {value} is not one of the {choices} choices"
+        )
+    return ParsedAnswer(ROBUST_V1, value, f"{level}:{mentions[0].form}")
+
+
+def parse_robust(output: str, choices: int) -> ParsedAnswer:
+    """The robust parser (``robust-v1``; see the module docstring for its rules)."""
+    if not 1 <= choices <= len(LETTERS):
+        raise ValueError(f"choices must be 1..{len(LETTERS)}, got {choices}")
+    if not output.strip():
+        return ParsedAnswer(ROBUST_V1, None, None, "empty output")
+    levels: list[tuple[str, Callable[[], list[_Mention]]]] = [
+        ("whole", lambda: _whole(output)),
+        ("final", lambda: _after_markers(output, _FINAL_RE) + _final_line(output)),
+        ("answer-line", lambda: _after_markers(output, _ANSWER_RE)),
+        ("leading", lambda: _leading(output)),
+    ]
+    for level, find in levels:
+        mentions = find()
+        if mentions:
+            return _decide(level, mentions, choices)
+    return ParsedAnswer(ROBUST_V1, None, None, "no stated answer")
+
+
+PARSERS: Mapping[str, AnswerParser] = {SEED_001: parse_seed_001, ROBUST_V1: parse_robust}
+
+
+def get_parser(name: str) -> AnswerParser:
+    """The parser named `name`; `ValueError` listing the known names otherwise."""
+    try:
+        return PARSERS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown answer_parser {name!r} (known: {', '.join(sorted(PARSERS))})"
+        ) from None
+
+
+def parse_answer(name: str, output: str, choices: int) -> ParsedAnswer:
+    return get_parser(name)(output, choices)
