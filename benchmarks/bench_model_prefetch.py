@@ -1,0 +1,135 @@
+"""Model requests under ``pytest --doceval``: are they concurrent, and is each sent once?
+
+    python benchmarks/bench_model_prefetch.py [--requests 400] [--latency 0.1] [--concurrency 16]
+
+Serves the test model server (tests/model_server.py) from its own process with `--latency`
+seconds per answer, builds a temporary project whose suite kind (in its conftest.py) asks the
+model one distinct question per case and lists its requests for the prefetch, and runs
+``pytest --doceval`` on it plain and with ``-n 2``, each with an empty cache. Prints the wall
+time of each run, the same run against a server without latency (the reference: start-up,
+collection and scoring), the ideal time (requests x latency / concurrency) and the server's
+count of requests (each must be sent exactly once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CONFTEST = """
+from pytest_doceval import CaseRef, CaseResult, MetricSpec, Suite, suite_kind
+from pytest_doceval.models.requests import message
+
+
+@suite_kind
+class AskSuite(Suite):
+    kind = "ask"
+    metrics = {"echoed": MetricSpec("higher", binary=True)}
+    scoring_id = "ask-v1"
+
+    def case_refs(self):
+        return [CaseRef(f"q{i:04d}", "echo") for i in range(int(self.spec.table["cases"]))]
+
+    def request(self, ref):
+        model = self.systems_env.model("echo")
+        return model.request([message("user", f"question {ref.case}")], case=ref.case,
+                             prompt_version="v1")
+
+    def requests(self, refs, ctx):
+        return [self.request(ref) for ref in refs]
+
+    def evaluate(self, ref, ctx):
+        answer = self.systems_env.model("echo").complete(self.request(ref))
+        return CaseResult(self.name, ref.case, ref.system, {"echoed": float(ref.case in answer)})
+"""
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "model_server.py"), "--latency", str(latency)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    return process, process.stdout.readline().strip()
+
+
+def server_total(base_url: str) -> int:
+    with urllib.request.urlopen(base_url.removesuffix("/v1") + "/_stats", timeout=10) as answer:
+        stats = json.loads(answer.read())
+    return int(stats["total"])
+
+
+def run(project: Path, workers: list[str]) -> float:
+    shutil.rmtree(project / ".doceval-cache", ignore_errors=True)
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--doceval", "-q", "-p", "no:cacheprovider", *workers],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
+    elapsed = time.perf_counter() - started
+    if result.returncode != 0:
+        print(result.stdout[-3000:], result.stderr[-3000:])
+        raise SystemExit(f"pytest failed with exit code {result.returncode}")
+    return elapsed
+
+
+def project_for(root: Path, base_url: str, requests: int, concurrency: int) -> Path:
+    root.mkdir()
+    (root / "conftest.py").write_text(CONFTEST)
+    (root / "pyproject.toml").write_text(
+        '[tool.doceval]\nsuites = ["cases"]\n\n[tool.doceval.models.echo]\n'
+        f'base_url = "{base_url}"\nmodel = "echo"\nmax_concurrency = {concurrency}\n'
+    )
+    suite = root / "cases" / "ask"
+    suite.mkdir(parents=True)
+    (suite / "suite.toml").write_text(f'[suite]\nkind = "ask"\ncases = {requests}\n')
+    return root
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--concurrency", type=int, default=16)
+    args = parser.parse_args()
+    ideal = args.requests * args.latency / args.concurrency
+    print(
+        f"{args.requests} distinct requests, server latency {args.latency * 1000:.0f} ms, "
+        f"max_concurrency {args.concurrency}: ideal {ideal:.2f} s of model time"
+    )
+    with tempfile.TemporaryDirectory(dir=ROOT.parent) as tmp:
+        for latency, label in ((0.0, "reference (no latency)"), (args.latency, "with latency")):
+            process, base_url = start_server(latency)
+            try:
+                project = project_for(
+                    Path(tmp) / f"p{latency}", base_url, args.requests, args.concurrency
+                )
+                for workers in ([], ["-n", "2"]):
+                    before = server_total(base_url)
+                    elapsed = run(project, workers)
+                    sent = server_total(base_url) - before
+                    mode = "-n 2" if workers else "plain"
+                    print(
+                        f"  {label:24s} {mode:5s}: {elapsed:6.2f} s end to end, "
+                        f"server received {sent} requests"
+                        + (" (each once)" if sent == args.requests else " (NOT each once)")
+                    )
+            finally:
+                process.terminate()
+                process.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
