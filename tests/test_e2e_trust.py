@@ -137,3 +137,20 @@ def test_a_parser_that_returns_no_text_is_listed(
     (pytester.path / "version.txt").write_text("empty")
     result = pytester.runpytest("--doceval")
     result.stdout.fnmatch_lines(["*note on c0[[]versioned]: versioned returned no text*"])
+
+
+def test_a_one_case_suite_writes_valid_json(pytester: pytest.Pytester, versioned: Path) -> None:
+    """A CI of one case is NaN; the report writes null, which every JSON parser reads."""
+    for case in ("c1", "c2"):
+        import shutil
+
+        shutil.rmtree(versioned / case)
+    pytester.runpytest("--doceval", "--doceval-update").assert_outcomes(passed=1)
+    text = (pytester.path / "doceval-report.json").read_text()
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"bare {constant} in the JSON report")
+
+    report = json.loads(text, parse_constant=refuse)
+    cer = report["suites"]["tides"]["aggregates"]["versioned"]["cer"]
+    assert cer["n"] == 1 and cer["small_n"] is True
