@@ -64,8 +64,10 @@ def text_diff(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
     return [block for block in out if block is not None]
 
 
-def output_diff(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
-    """The previous output (the baseline's) against this one: what this change changed."""
+def _diffs(
+    name: str, views: Sequence[Any], chunk: Chunk, *, title: str, note: str, ends: tuple[str, str]
+) -> list[Block]:
+    """One diff block per view holding plain ``ops`` (anything else renders generically)."""
     out = []
     for view in views:
         ops = _ops(view)
@@ -75,37 +77,41 @@ def output_diff(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
         out.append(
             {
                 "t": "diff",
-                "title": "previous output → this output",
-                "note": "where did this change make it worse",
-                "from": "previous output",
-                "to": "this output",
+                "title": title,
+                "note": note,
+                "from": ends[0],
+                "to": ends[1],
                 "d": chunk.ops(ops),
             }
         )
     return out
+
+
+def output_diff(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
+    """The previous output (the baseline's) against this one: what this change changed."""
+    return _diffs(
+        name,
+        views,
+        chunk,
+        title="previous output → this output",
+        note="where did this change make it worse",
+        ends=("previous output", "this output"),
+    )
 
 
 def stage_diff(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
     """A two-stage system's stage-1 text against its model's output: what the model changed
     (seed 000 3.2.6: was the text lost by the parser or by the model?)."""
-    out = []
-    for view in views:
-        ops = _ops(view)
-        if ops is None:
-            out.extend(generic(name, [view], chunk))
-            continue
-        stage1 = str(view.get("stage1") or "stage 1") if isinstance(view, dict) else "stage 1"
-        out.append(
-            {
-                "t": "diff",
-                "title": f"{stage1} → model",
-                "note": "what the model changed in the parser's text",
-                "from": stage1,
-                "to": "model output",
-                "d": chunk.ops(ops),
-            }
-        )
-    return out
+    first = views[0] if views else None
+    stage1 = str(first.get("stage1") or "stage 1") if isinstance(first, dict) else "stage 1"
+    return _diffs(
+        name,
+        views,
+        chunk,
+        title=f"{stage1} → model",
+        note="what the model changed in the parser's text",
+        ends=(stage1, "model output"),
+    )
 
 
 VIEWS: dict[str, ViewRenderer] = {
