@@ -30,6 +30,9 @@ class CaseResult:
     fingerprint: dict[str, Any] = field(default_factory=dict)
     cache_key: str | None = None
     notes: list[str] = field(default_factory=list)
+    # The kind's own verdict: messages that fail the test (after it was measured), like a
+    # per-case gate; not applied while baselines are updated. Facts fail a fact this way.
+    failures: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:

@@ -218,7 +218,9 @@ class DocevalSession:
     def evaluate(self, suite: Suite, ref: CaseRef) -> CaseResult:
         baseline = self._comparable_baseline(suite)
         previous = baseline.cache_key(ref.key) if baseline is not None else None
-        result = suite.evaluate(ref, RunContext(self.cache, previous_cache_key=previous))
+        metrics = baseline.metrics(ref.key) if baseline is not None else None
+        ctx = RunContext(self.cache, previous_cache_key=previous, baseline=metrics)
+        result = suite.evaluate(ref, ctx)
         for metric in result.metrics:
             suite.metric_spec(metric)  # a kind must declare what it measures
         return result
@@ -234,9 +236,12 @@ class DocevalSession:
         return None if baseline is None else baseline.metrics(ref.key)
 
     def gate_failures_for(self, suite: Suite, result: CaseResult) -> list[str]:
-        """Per-case gate failures; none while updating baselines (today's numbers are accepted)."""
-        if self.options.update or not suite.spec.case_gates:
+        """The kind's own failures and the per-case gate failures; none while updating baselines
+        (today's numbers are accepted)."""
+        if self.options.update:
             return []
+        if not suite.spec.case_gates:
+            return list(result.failures)
         baseline = self.baseline(suite)
         if baseline is not None and baseline.scoring_id != suite.scoring_id:
             return [
@@ -259,7 +264,7 @@ class DocevalSession:
                 direction=suite.metric_spec(metric).direction,
                 label=label,
             )
-        return failures
+        return [*result.failures, *failures]
 
     # -- the controller -----------------------------------------------------------------------
 

@@ -41,11 +41,13 @@ class CaseRef:
 
 @dataclass(frozen=True)
 class RunContext:
-    """What evaluation needs from the session: the output cache, and the cache key of the
-    output the baseline was made from (None when unknown), for "what changed" views."""
+    """What evaluation needs from the session: the output cache, the cache key of the output
+    the baseline was made from (None when unknown), for "what changed" views, and the
+    baseline's metrics of this (case, system) when a comparable baseline has them."""
 
     cache: OutputCache
     previous_cache_key: str | None = None
+    baseline: Mapping[str, float] | None = None
 
 
 class Analysis(Protocol):
