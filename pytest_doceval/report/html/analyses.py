@@ -103,7 +103,9 @@ def generic(key: str, value: Any, view: SuiteView) -> str:
     return f'{title}<pre class="json">{esc(pretty_json(value))}</pre>'
 
 
-ANALYSES: dict[str, AnalysisRenderer] = {"comparisons": comparisons}
+from pytest_doceval.report.html.exam import EXAM_RENDERERS  # noqa: E402  (kinds' renderers)
+
+ANALYSES: dict[str, AnalysisRenderer] = {"comparisons": comparisons, **EXAM_RENDERERS}
 
 
 def analyses(view: SuiteView) -> str:
