@@ -169,3 +169,22 @@ def test_a_higher_is_better_metric_reads_the_right_way() -> None:
         row["metrics"], row["baseline"] = row["baseline"], row["metrics"]
     deltas = {d["metric"]: d for d in baseline_deltas(rows, SPECS, StatsConfig(resamples=200))}
     assert deltas["structure_f1"]["verdict"] == "better" and deltas["cer"]["verdict"] == "better"
+
+
+def test_an_interval_is_clipped_to_the_metric_bounds() -> None:
+    """A t interval of a share near 1 would reach past 1; the spec's bounds clip it."""
+    from pytest_doceval.metrics.spec import SHARE
+
+    specs = {"f1": MetricSpec("higher", bounds=SHARE), "raw": MetricSpec("higher")}
+    rows = [
+        {"case": f"c{i}", "system": "s", "outcome": "passed", "metrics": {"f1": v, "raw": v}}
+        for i, v in enumerate([1.0, 1.0, 0.9, 1.0, 0.7])
+    ]
+    meta = {"metrics": {k: v.to_dict() for k, v in specs.items()}}
+    aggregates = analyse_suite(meta, rows, StatsConfig(resamples=200))["aggregates"]["s"]
+    assert aggregates["raw"]["ci_high"] > 1.0  # what the interval itself says
+    assert (
+        aggregates["f1"]["ci_high"] == 1.0
+        and aggregates["f1"]["ci_low"] == aggregates["raw"]["ci_low"]
+    )
+    assert MetricSpec.from_dict(specs["f1"].to_dict()) == specs["f1"]

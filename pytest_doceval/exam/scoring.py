@@ -17,7 +17,7 @@ from typing import Any
 
 from pytest_doceval.exam.answers import ParsedAnswer, get_parser
 from pytest_doceval.exam.questions import Question
-from pytest_doceval.metrics.spec import MetricSpec
+from pytest_doceval.metrics.spec import SHARE, MetricSpec
 
 RANDOM_MODEL = "random"
 ANSWER_VIEW = "answer"
@@ -25,11 +25,13 @@ ANSWER_VIEW = "answer"
 EXAM_METRICS: Mapping[str, MetricSpec] = {
     "correct": MetricSpec(
         "higher",
+        bounds=SHARE,
         binary=True,
         description="1 when the parsed answer is the key; a parse failure counts as wrong",
     ),
     "parse_failure": MetricSpec(
         "lower",
+        bounds=SHARE,
         binary=True,
         description="1 when no answer could be read from the model's output",
     ),

@@ -49,7 +49,7 @@ import numpy.typing as npt
 from scipy.optimize import linear_sum_assignment
 
 from pytest_doceval.metrics.json_input import ExtractionInputError
-from pytest_doceval.metrics.spec import MetricSpec
+from pytest_doceval.metrics.spec import SHARE, MetricSpec
 from pytest_doceval.metrics.values import canonical_text
 
 if TYPE_CHECKING:
@@ -67,14 +67,21 @@ DEFAULT_THRESHOLD: Final = 0.5
 ENTRY_METRICS: Final[Mapping[str, MetricSpec]] = {
     "imq": MetricSpec(
         "higher",
+        bounds=SHARE,
         description="Integrated matching quality: mean quality 1 - d_e of the one-to-one "
         "entry alignment, missing and spurious entries counting 0 (seed 003)",
     ),
     "entry_f1": MetricSpec(
-        "higher", description="F1 of aligned entry pairs with quality >= the threshold"
+        "higher",
+        bounds=SHARE,
+        description="F1 of aligned entry pairs with quality >= the threshold",
     ),
-    "entry_precision": MetricSpec("higher", headline=False, description="TP / predicted entries"),
-    "entry_recall": MetricSpec("higher", headline=False, description="TP / gold entries"),
+    "entry_precision": MetricSpec(
+        "higher", bounds=SHARE, headline=False, description="TP / predicted entries"
+    ),
+    "entry_recall": MetricSpec(
+        "higher", bounds=SHARE, headline=False, description="TP / gold entries"
+    ),
 }
 
 

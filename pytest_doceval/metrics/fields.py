@@ -35,7 +35,7 @@ from pytest_doceval.metrics.field_verdicts import (
     field_verdicts,
 )
 from pytest_doceval.metrics.nested import NestedScore, nested_accuracy
-from pytest_doceval.metrics.spec import MetricSpec
+from pytest_doceval.metrics.spec import SHARE, MetricSpec
 
 
 @dataclass(frozen=True)
@@ -81,28 +81,38 @@ PER_FIELD_PREFIXES: Final = ("field_accuracy:", "field_fuzzy_accuracy:")
 
 FIELD_METRICS: Final[Mapping[str, MetricSpec]] = {
     "field_accuracy": MetricSpec(
-        "higher", description="Weighted mean over field names of the share matched exactly (004)"
+        "higher",
+        bounds=SHARE,
+        description="Weighted mean over field names of the share matched exactly (004)",
     ),
     "field_fuzzy_accuracy": MetricSpec(
-        "higher", description="As field_accuracy, with NED <= tau for text, a tolerance for numbers"
+        "higher",
+        bounds=SHARE,
+        description="As field_accuracy, with NED <= tau for text, a tolerance for numbers",
     ),
     "field_similarity": MetricSpec(
-        "higher", headline=False, description="Weighted mean over field names of 1 - NED"
+        "higher",
+        bounds=SHARE,
+        headline=False,
+        description="Weighted mean over field names of 1 - NED",
     ),
     "nested_accuracy": MetricSpec(
-        "higher", description="Field accuracy per depth, weighted alpha^depth and normalised"
+        "higher",
+        bounds=SHARE,
+        description="Field accuracy per depth, weighted alpha^depth and normalised",
     ),
     "structural_accuracy": MetricSpec(
         "higher",
+        bounds=SHARE,
         headline=False,
         description="Gold fields whose path the prediction has / (those + missing + other "
         "shape + invented)",
     ),
     "field_accuracy:*": MetricSpec(
-        "higher", headline=False, description="One field name's accuracy"
+        "higher", bounds=SHARE, headline=False, description="One field name's accuracy"
     ),
     "field_fuzzy_accuracy:*": MetricSpec(
-        "higher", headline=False, description="One field name's fuzzy accuracy"
+        "higher", bounds=SHARE, headline=False, description="One field name's fuzzy accuracy"
     ),
 }
 

@@ -22,7 +22,7 @@ import jsonschema
 from jsonschema import Draft202012Validator, FormatChecker
 
 from pytest_doceval.metrics.json_input import ExtractionInputError
-from pytest_doceval.metrics.spec import MetricSpec
+from pytest_doceval.metrics.spec import SHARE, MetricSpec
 
 # Past this many errors a report lists only the first ones (and says how many there were).
 MAX_ERRORS: Final = 50
@@ -30,6 +30,7 @@ MAX_ERRORS: Final = 50
 SCHEMA_METRICS: Final[Mapping[str, MetricSpec]] = {
     "schema_valid": MetricSpec(
         "higher",
+        bounds=SHARE,
         binary=True,
         description="1 when the prediction validates against the JSON Schema (Draft 2020-12)",
     ),

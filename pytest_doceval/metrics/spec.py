@@ -15,6 +15,10 @@ from typing import Any, Literal
 
 Direction = Literal["lower", "higher"]
 DIRECTIONS: tuple[Direction, ...] = ("lower", "higher")
+Bounds = tuple[float | None, float | None]
+# The range of a share (F1, accuracy, IMQ, a pass rate) and of a rate that can exceed 1 (CER).
+SHARE: Bounds = (0.0, 1.0)
+RATE: Bounds = (0.0, None)
 
 
 @dataclass(frozen=True)
@@ -25,7 +29,9 @@ class MetricSpec:
     terminal and pytest-html columns (per-field or per-type families usually are not).
     ``counts``: the key in ``row["counts"]`` whose edit counts give a corpus rate (edits /
     reference length) beside the mean. ``binary``: 0/1 per case (McNemar for pairs).
-    ``description``: one line for the HTML legend.
+    ``description``: one line for the HTML legend. ``bounds``: the metric's possible range
+    (None for unbounded); a confidence interval is clipped to it, since a t-based interval
+    of a share near 1 would otherwise report an upper bound above 1.
     """
 
     direction: Direction
@@ -33,6 +39,7 @@ class MetricSpec:
     counts: str | None = None
     binary: bool = False
     description: str = ""
+    bounds: Bounds = (None, None)
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:
@@ -41,7 +48,20 @@ class MetricSpec:
             )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["bounds"] = list(self.bounds)
+        return data
+
+    def clip(self, value: float) -> float:
+        """`value` inside `bounds` (NaN stays NaN: an interval of one case has no bounds)."""
+        low, high = self.bounds
+        if value != value:
+            return value
+        if low is not None and value < low:
+            return low
+        if high is not None and value > high:
+            return high
+        return value
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MetricSpec:
@@ -51,7 +71,18 @@ class MetricSpec:
             counts=data.get("counts"),
             binary=bool(data.get("binary", False)),
             description=str(data.get("description", "")),
+            bounds=_bounds(data.get("bounds")),
         )
+
+
+def _bounds(value: Any) -> Bounds:
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        low, high = value
+        return (
+            None if low is None else float(low),
+            None if high is None else float(high),
+        )
+    return (None, None)
 
 
 def _is_pattern(name: str) -> bool:

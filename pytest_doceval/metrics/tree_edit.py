@@ -48,13 +48,14 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_doceval.metrics.json_input import ExtractionInputError, check_json
-from pytest_doceval.metrics.spec import MetricSpec
+from pytest_doceval.metrics.spec import SHARE, MetricSpec
 
 IntArray = npt.NDArray[np.int64]
 
 TREE_METRICS: Final[Mapping[str, MetricSpec]] = {
     "nted": MetricSpec(
         "lower",
+        bounds=SHARE,
         description="Zhang-Shasha tree edit distance / (gold nodes + predicted nodes) (004)",
     ),
 }

@@ -47,6 +47,10 @@ def aggregates(
                 seed=config.seed,
             )
             entry: dict[str, Any] = interval.to_dict()
+            entry["ci_low"], entry["ci_high"] = (
+                spec.clip(interval.ci_low),
+                spec.clip(interval.ci_high),
+            )
             if spec.counts is not None:
                 entry.update(_corpus(rows, system, spec.counts, config))
             out.setdefault(system, {})[metric] = entry

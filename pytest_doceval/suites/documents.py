@@ -23,7 +23,7 @@ from pytest_doceval.analyses import AllPairs
 from pytest_doceval.cache import cache_key, file_digest
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError, SystemRunError
-from pytest_doceval.metrics.spec import MetricSpec
+from pytest_doceval.metrics.spec import RATE, SHARE, MetricSpec
 from pytest_doceval.metrics.structure import structure_score
 from pytest_doceval.metrics.text import (
     ErrorCounts,
@@ -136,7 +136,7 @@ def _output_change(output: str, key: str | None, ctx: RunContext) -> dict[str, A
 
 
 def _rate(description: str, counts: str) -> MetricSpec:
-    return MetricSpec("lower", counts=counts, description=description)
+    return MetricSpec("lower", counts=counts, description=description, bounds=RATE)
 
 
 class DocumentsSuite(Suite):
@@ -148,20 +148,26 @@ class DocumentsSuite(Suite):
         "body_cer": _rate("CER of the bodies, both cut before their references", "body_cer"),
         "cer_raw": _rate("CER after Unicode NFC only (no fair normalisation)", "cer_raw"),
         "structure_f1": MetricSpec(
-            "higher", description="F1 of headings, list items, table rows, code blocks"
+            "higher",
+            bounds=SHARE,
+            description="F1 of headings, list items, table rows, code blocks",
         ),
         "refs_delta": MetricSpec(
             "lower", description="cer - body_cer: what the references section adds to CER"
         ),
         "structure_precision": MetricSpec(
-            "higher", description="share of output structure elements found in the truth"
+            "higher",
+            bounds=SHARE,
+            description="share of output structure elements found in the truth",
         ),
         "structure_recall": MetricSpec(
-            "higher", description="share of truth structure elements found in the output"
+            "higher",
+            bounds=SHARE,
+            description="share of truth structure elements found in the output",
         ),
-        "structure_precision_*": MetricSpec("higher", headline=False),
-        "structure_recall_*": MetricSpec("higher", headline=False),
-        "structure_f1_*": MetricSpec("higher", headline=False),
+        "structure_precision_*": MetricSpec("higher", bounds=SHARE, headline=False),
+        "structure_recall_*": MetricSpec("higher", bounds=SHARE, headline=False),
+        "structure_f1_*": MetricSpec("higher", bounds=SHARE, headline=False),
     }
     analyses = (AllPairs(),)
 
