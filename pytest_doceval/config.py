@@ -121,6 +121,7 @@ class ProjectConfig:
     confidence: float = 0.95
     seed: int = 0
     vlm: str | None = None  # the default model of two-stage parsers
+    embedder: str | None = None  # the default chunk-score embedder of documents suites
 
     @classmethod
     def load(cls, rootpath: Path) -> ProjectConfig:

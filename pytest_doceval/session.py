@@ -108,7 +108,9 @@ class DocevalSession:
         if file not in self._suites:
             try:
                 spec = load_suite_spec(file)
-                defaults = {"vlm": spec.table.get("vlm") or self.project.vlm}
+                # What a suite's systems may fall back on: its own [suite] vlm, else the project's.
+                vlm = spec.table.get("vlm") or self.project.vlm
+                defaults = {"vlm": vlm, "embedder": self.project.embedder}
                 suite = make_suite(spec, self.registry, self.models, defaults)
                 other = self._names.setdefault(suite.name, file)
                 if other != file:

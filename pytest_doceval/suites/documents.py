@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from pytest_doceval.analyses import AllPairs
 from pytest_doceval.cache import cache_key, file_digest
 from pytest_doceval.config import SuiteSpec
+from pytest_doceval.embeddings import Embedder
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError, SystemRunError
 from pytest_doceval.metrics.spec import RATE, SHARE, MetricSpec
 from pytest_doceval.metrics.structure import structure_score
@@ -35,6 +36,7 @@ from pytest_doceval.normalise import PROFILES, RAW, Profile, get_profile
 from pytest_doceval.results import CaseResult
 from pytest_doceval.scope import split_body_references
 from pytest_doceval.suites.base import CaseRef, RunContext, Suite
+from pytest_doceval.suites.documents_chunks import chunk_quality
 from pytest_doceval.systems import Parser, SystemEnv
 from pytest_doceval.systems.base import RefiningParser
 from pytest_doceval.tokenise import LANGUAGES, tokeniser_for
@@ -141,7 +143,7 @@ def _rate(description: str, counts: str) -> MetricSpec:
 
 class DocumentsSuite(Suite):
     kind = "documents"
-    KEYS = frozenset({"kind", "systems", "language", "normalization", "vlm"})
+    KEYS = frozenset({"kind", "systems", "language", "normalization", "vlm", "embedder"})
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
         "cer": _rate("character error rate after the normalisation profile (seed 002)", "cer"),
         "wer": _rate("word error rate, tokenised for the suite's language", "wer"),
@@ -164,6 +166,19 @@ class DocumentsSuite(Suite):
             "higher",
             bounds=SHARE,
             description="share of truth structure elements found in the output",
+        ),
+        "boundary_coherence": MetricSpec(
+            "higher",
+            bounds=SHARE,
+            description="share of the truth's section and paragraph breaks where the output's "
+            "500/50 chunks start (within 20 characters); a perfect output reaches the truth's "
+            "own ceiling, often below 1",
+        ),
+        "chunk_score": MetricSpec(
+            "higher",
+            bounds=SHARE,
+            description="mean over chunks of their sentences' mean cosine similarity "
+            "(1 - embedding variance); compares only under one embedder",
         ),
         "structure_precision_*": MetricSpec("higher", bounds=SHARE, headline=False),
         "structure_recall_*": MetricSpec("higher", bounds=SHARE, headline=False),
@@ -193,6 +208,9 @@ class DocumentsSuite(Suite):
         )
         if not self.cases:
             raise SuiteConfigError(f"{spec.file}: the suite has no case folders beside it")
+        embedder = table.get("embedder") or systems_env.defaults.get("embedder")
+        self.embedder_setting: str | None = str(embedder) if embedder else None
+        self._embedder: Embedder | None = None
         self.systems = self._check_systems(table.get("systems"))
         self.parsers: dict[str, Parser] = {
             name: systems_env.system(name) for name in self.systems if name in systems_env
@@ -228,7 +246,18 @@ class DocumentsSuite(Suite):
     def scoring_id(self) -> str:
         """The normalisation profile and the revision of this kind's scoring rules: numbers
         under another profile, or from before a fix to the rules, do not compare."""
-        return f"{self.normalization}@r{SCORING_REVISION}"
+        scoring = f"{self.normalization}@r{SCORING_REVISION}"
+        return f"{scoring}+{self.embedder_setting}" if self.embedder_setting else scoring
+
+    def embedder(self) -> Embedder | None:
+        """The chunk-score embedder, built on first use (loading a model takes seconds)."""
+        if self.embedder_setting and self._embedder is None:
+            from pytest_doceval.suites.documents_chunks import make_embedder
+
+            self._embedder = make_embedder(
+                self.embedder_setting, env=self.systems_env, source=str(self.spec.file)
+            )
+        return self._embedder
 
     def system_names(self) -> list[str]:
         return list(self.systems)
@@ -277,13 +306,19 @@ class DocumentsSuite(Suite):
         score = score_document(
             truth, output, language=self.language, normalization=self.normalization
         )
+        chunks = chunk_quality(
+            truth, output, embedder=self.embedder(), cache_dir=ctx.cache.directory
+        )
+        if chunks.metrics.get("chunk_score", 0.0) != chunks.metrics.get("chunk_score", 0.0):
+            del chunks.metrics["chunk_score"]  # NaN: no chunk with two sentences to compare
+            notes.append("chunk_score: no chunk of the output has two sentences to compare")
         return CaseResult(
             suite=self.name,
             case=ref.case,
             system=ref.system,
-            metrics=score.metrics,
+            metrics={**score.metrics, **chunks.metrics},
             counts=score.counts,
-            details={"structure_counts": score.structure_counts},
+            details={"structure_counts": score.structure_counts, **chunks.details},
             views={"text_diff": score.diff, **views, **_output_change(output, key, ctx)},
             fingerprint=fingerprint,
             cache_key=key,

@@ -1,0 +1,237 @@
+"""Boundary Coherence: truth boundaries, the offset mapping, one-to-one matching, the score."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rapidfuzz.distance import Levenshtein
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from pytest_doceval.metrics.boundary_coherence import (
+    align,
+    boundary_coherence,
+    chunk_boundaries,
+    match_boundaries,
+    truth_boundaries,
+)
+from pytest_doceval.metrics.chunking import split_text
+from pytest_doceval.metrics.text import character_alignment
+from pytest_doceval.normalise import get_profile
+
+CASES = Path(__file__).resolve().parents[1] / "cases"
+
+# Title, byline, intro, a section whose text starts on the heading's next line, a code block
+# with a blank line inside, a thematic break, a setext heading over two lines, its body.
+MARKDOWN = (
+    "# Title\n\nBy A. Author\n\nIntro para.\n\n## Method\nText under method.\nMore text.\n\n"
+    "```\ncode\n\nmore code\n```\n\nAfter code.\n\n---\n\nNew section.\nSetext\n======\n\nBody.\n"
+)
+
+
+def test_truth_boundaries_hand_worked() -> None:
+    starts = [MARKDOWN.index(s) for s in ("Intro", "## Method", "```\ncode", "After", "New")]
+    # Not boundaries: the title (document start), the byline and "Text under method." (right
+    # after a heading), the blank line inside the code, the break itself, "Body." (after the
+    # setext heading).
+    assert truth_boundaries(MARKDOWN) == starts
+
+
+def test_truth_boundaries_point_at_text_not_indentation() -> None:
+    text = "para one\n\n   indented para\n\n- item\n- item two\n\n- loose item"
+    starts = [text.index("indented"), text.index("- item"), text.index("- loose")]
+    assert truth_boundaries(text) == starts == [13, 28, 47]
+
+
+def test_no_boundaries_in_one_block_or_nothing() -> None:
+    assert truth_boundaries("") == []
+    assert truth_boundaries("one paragraph\nover two lines") == []
+    assert truth_boundaries("# Heading\n\nand its text") == []
+
+
+def test_align_hand_worked() -> None:
+    # "# " deleted before "Intro": the output's start maps to the truth's, before the markup.
+    assert align("# Intro\n\nText here", "Intro\n\nText here", [0, 7]) == [0, 9]
+    # Inside inserted text: where the insertion sits in the truth.
+    assert align("abc def", "abc XXX def", [4, 5, 8, 11]) == [4, 4, 4, 7]
+    with pytest.raises(ValueError, match="outside the output"):
+        align("abc", "abc", [4])
+
+
+def test_match_is_one_to_one() -> None:
+    assert match_boundaries([100, 110], [105], 20) == 1
+    assert match_boundaries([105], [100, 110], 20) == 1
+    assert match_boundaries([100, 110], [95, 105], 20) == 2
+    assert match_boundaries([100], [121], 20) == 0
+    assert match_boundaries([100], [120], 20) == 1
+    with pytest.raises(ValueError, match="tolerance"):
+        match_boundaries([1], [1], -1)
+
+
+def test_boundary_coherence_hand_worked() -> None:
+    truth = "# Head\n\nalpha beta gamma\n\ndelta epsilon\n\nzeta eta theta"
+    plain = "Head alpha beta gamma delta epsilon zeta eta theta"
+    # Truth boundaries: "delta" (26) and "zeta" (41); "alpha" follows the heading. The plain
+    # text, cut at spaces into 20-character chunks, starts chunks at "gamma" (truth 19) and
+    # "zeta" (the gap after the blank line's first character, truth 40).
+    score = boundary_coherence(truth, plain, tolerance=5, size=20, overlap=0)
+    assert (score.truth, score.predicted) == ((26, 41), (19, 40))
+    assert (score.value, score.matched, score.n_truth, score.n_pred) == (0.5, 1, 2, 2)
+    # The truth's own chunks start at every paragraph: its ceiling is 1.
+    assert score.ceiling == 1.0
+    assert boundary_coherence(truth, plain, tolerance=7, size=20, overlap=0).value == 1.0
+
+
+def test_empty_cases() -> None:
+    long_paragraph = " ".join(["word"] * 300)  # 1499 characters: four chunks, three cuts
+    one_block = boundary_coherence(long_paragraph, long_paragraph)
+    assert (one_block.value, one_block.n_truth, one_block.n_pred) == (1.0, 0, 3)
+    assert boundary_coherence("", "").value == 1.0
+    empty_output = boundary_coherence("one\n\ntwo", "")
+    assert (empty_output.value, empty_output.n_truth, empty_output.n_pred) == (0.0, 1, 0)
+
+
+def test_crlf_truth_and_output_score_like_lf() -> None:
+    truth = "# A\n\n" + "\n\n".join(" ".join([w] * 40) for w in ("one", "two", "three"))
+    output = truth.replace("# ", "")
+    lf = boundary_coherence(truth, output)
+    crlf = boundary_coherence(truth.replace("\n", "\r\n"), output.replace("\n", "\r\n"))
+    assert crlf == lf
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 300), max_size=25),
+    st.lists(st.integers(0, 300), max_size=25),
+    st.integers(0, 30),
+)
+def test_matching_is_maximum(truth: list[int], predicted: list[int], tolerance: int) -> None:
+    """Against scipy's maximum bipartite matching on the same edges."""
+    expected = 0
+    if truth and predicted:
+        edges = np.abs(np.subtract.outer(truth, predicted)) <= tolerance
+        pairs = maximum_bipartite_matching(csr_matrix(edges.astype(np.int8)), perm_type="column")
+        expected = int((pairs >= 0).sum())
+    assert match_boundaries(truth, predicted, tolerance) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), st.lists(st.integers(0, 2000), min_size=1, max_size=30), st.integers(0, 25))
+def test_shifts_within_tolerance_keep_every_match(
+    data: st.DataObject, truth: list[int], tolerance: int
+) -> None:
+    shifts = data.draw(st.lists(st.integers(-tolerance, tolerance), min_size=len(truth)))
+    predicted = [b + d for b, d in zip(truth, shifts, strict=False)]
+    assert match_boundaries(truth, predicted, tolerance) == len(truth)
+
+
+Step = tuple[str, int, int]  # (op, truth characters, output characters)
+
+
+def _path(steps: list[Step]) -> list[Step]:
+    """Adjacent equal runs merged: the display ops split long ones around an elision."""
+    merged: list[Step] = []
+    for step in steps:
+        if merged and step[0] == merged[-1][0] == "=":
+            merged[-1] = ("=", merged[-1][1] + step[1], merged[-1][2] + step[2])
+        else:
+            merged.append(step)
+    return merged
+
+
+def _display_path(ops: list[list[str | int]]) -> list[Step]:
+    steps: list[Step] = []
+    for op in ops:
+        kind, first = str(op[0]), op[1]
+        if kind == "…":
+            steps.append(("=", int(first), int(first)))
+        else:
+            size = len(str(first))
+            other = len(str(op[2])) if kind == "S" else size
+            steps.append(
+                {"=": ("=", size, size), "S": ("S", size, other), "D": ("D", size, 0)}.get(
+                    kind, ("I", 0, size)
+                )
+            )
+    return _path(steps)
+
+
+def _opcode_path(truth: str, output: str) -> list[Step]:
+    names = {"equal": "=", "replace": "S", "delete": "D", "insert": "I"}
+    return _path(
+        [
+            (names[op.tag], op.src_end - op.src_start, op.dest_end - op.dest_start)
+            for op in Levenshtein.opcodes(truth, output)
+        ]
+    )
+
+
+TEXT = st.text(alphabet="ab c\n#", min_size=1, max_size=300).map(str.strip).filter(bool)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT, TEXT)
+def test_alignment_is_the_one_cer_uses(truth: str, output: str) -> None:
+    """`align` maps through the same alignment path as `character_alignment`'s diff (jiwer
+    strips its inputs, so the texts here are stripped)."""
+    display = character_alignment(truth, output).ops
+    assert _opcode_path(truth, output) == _display_path(display)
+
+
+WORDS = st.sampled_from(["tidal", "caves", "grids", "power", "flows"])
+PARAGRAPH = st.lists(WORDS, min_size=1, max_size=12).map(" ".join)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(WORDS, min_size=6, max_size=9).map(" ".join), min_size=2, max_size=8))
+def test_identical_texts_score_one_when_every_block_fills_a_chunk(paragraphs: list[str]) -> None:
+    # Paragraphs of 35-53 characters: two never fit in 60 and each piece ("\n\n" + paragraph)
+    # does, so every paragraph is a chunk of its own and every boundary a cut.
+    text = "\n\n".join(paragraphs)
+    score = boundary_coherence(text, text, size=60, overlap=10)
+    assert (score.value, score.matched, score.n_truth) == (1.0, len(paragraphs) - 1, score.n_pred)
+
+
+BLOCK = st.one_of(PARAGRAPH, PARAGRAPH.map(lambda p: "## " + p), PARAGRAPH.map(lambda p: "- " + p))
+DOCUMENT = st.lists(BLOCK, max_size=12).map("\n\n".join)
+
+
+@settings(max_examples=80, deadline=None)
+@given(DOCUMENT, DOCUMENT, st.integers(0, 30))
+def test_score_is_a_fraction_of_the_truth(truth: str, output: str, tolerance: int) -> None:
+    score = boundary_coherence(truth, output, tolerance=tolerance, size=80, overlap=10)
+    assert 0.0 <= score.value <= 1.0 and 0.0 <= score.ceiling <= 1.0
+    assert score.matched <= min(score.n_truth, score.n_pred)
+    assert len(score.predicted) == score.n_pred
+
+
+@settings(max_examples=60, deadline=None)
+@given(DOCUMENT, st.randoms(use_true_random=False))
+def test_letters_substituted_in_place_keep_the_ceiling(truth: str, rng: random.Random) -> None:
+    """Same length, same separators: the output's chunks are the truth's, mapped back exactly
+    through substitutions (no word holds an "x", so no shifted alignment ties with the
+    diagonal), and the output scores the truth's own BC -- its ceiling."""
+    output = "".join(
+        ch if not ch.isalpha() or rng.random() < 0.5 else ("x" if ch != "x" else "y")
+        for ch in truth
+    )
+    score = boundary_coherence(truth, output, tolerance=0, size=80, overlap=10)
+    assert score.value == score.ceiling
+    assert list(score.predicted) == chunk_boundaries(split_text(truth, 80, 10))
+
+
+@pytest.mark.skipif(not (CASES / "papers").is_dir(), reason="the example cases are not here")
+def test_plain_text_loses_boundaries_on_the_example_papers() -> None:
+    """The seed's point: markdown keeps the blank lines the splitter cuts at, plain text does
+    not. On every example paper the truth's markup stripped scores below the truth itself."""
+    plain = get_profile("plain-v1")
+    for truth_file in sorted((CASES / "papers").glob("*/truth.md")):
+        truth = truth_file.read_text(encoding="utf-8")
+        itself = boundary_coherence(truth, truth)
+        assert itself.value == itself.ceiling > 0
+        assert boundary_coherence(truth, plain(truth)).value < itself.value, truth_file
