@@ -154,7 +154,6 @@ class SystemEnv:
             self._building.pop()
         return self._built[name]
 
-
     def model(self, name: str) -> ModelHandle:
         """The configured model `name` (``[tool.doceval.models.NAME]``); a clear
         `SuiteConfigError` when there is no such model."""

@@ -79,7 +79,7 @@ class TwoStageParser(BuiltinParser):
         """The configured model; `SystemUnavailable` (the test is skipped) when none is."""
         if not self.model_name:
             raise SystemUnavailable(
-                f"{self.name} needs a model: add vlm = \"NAME\" to the suite's [suite] table (or "
+                f'{self.name} needs a model: add vlm = "NAME" to the suite\'s [suite] table (or '
                 "to [tool.doceval]) and [tool.doceval.models.NAME] with base_url and model to "
                 "pyproject.toml"
             )

@@ -103,9 +103,15 @@ def generic(key: str, value: Any, view: SuiteView) -> str:
     return f'{title}<pre class="json">{esc(pretty_json(value))}</pre>'
 
 
+from pytest_doceval.report.html import extraction as _extraction  # noqa: E402
 from pytest_doceval.report.html.exam import EXAM_RENDERERS  # noqa: E402  (kinds' renderers)
 
-ANALYSES: dict[str, AnalysisRenderer] = {"comparisons": comparisons, **EXAM_RENDERERS}
+ANALYSES: dict[str, AnalysisRenderer] = {
+    "comparisons": comparisons,
+    **EXAM_RENDERERS,
+    "ocr_robustness": _extraction.ocr_robustness,
+    "verdict_counts": _extraction.verdict_counts,
+}
 
 
 def analyses(view: SuiteView) -> str:

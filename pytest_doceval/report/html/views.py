@@ -120,6 +120,13 @@ VIEWS: dict[str, ViewRenderer] = {
     "stage_diff": stage_diff,
 }
 
+# Kinds' own views, beside the generic ones.
+from pytest_doceval.report.html import extraction as _extraction  # noqa: E402
+
+VIEWS["entry_alignment"] = _extraction.entry_alignment
+VIEWS["field_verdicts"] = _extraction.field_verdicts
+VIEWS["schema_errors"] = _extraction.schema_errors
+
 
 def case_views(
     rows: Sequence[tuple[int, Mapping[str, Any]]], chunk: Chunk
