@@ -43,6 +43,33 @@ def _warm_up_lazy_imports() -> None:
 _warm_up_lazy_imports()
 
 
+def _import_before_any_pytester_run() -> None:
+    """Modules that pytester runs would otherwise import first, and then drop from
+    ``sys.modules``: a later import makes a second copy, so an ``except httpx.TransportError``
+    bound to one copy misses the other's exceptions, and a monkeypatch of one copy misses code
+    bound to the other. Imported once here, they are in every snapshot."""
+    import importlib
+
+    for name in (
+        "httpx",
+        "httpcore",
+        "pytest_doceval.embeddings",
+        "pytest_doceval.models.client",
+        "pytest_doceval.models.hub",
+        "pytest_doceval.models.runtime",
+        "pytest_doceval.systems.rapidocr_ocr",
+        "pytest_doceval.systems.two_stage",
+        "pytest_doceval.suites.documents",
+        "pytest_doceval.suites.exam",
+        "pytest_doceval.suites.exam_ocr",
+        "pytest_doceval.suites.extraction",
+    ):
+        importlib.import_module(name)
+
+
+_import_before_any_pytester_run()
+
+
 def make_pdf(path: Path, pages: list[str], *, fontsize: int = 11) -> Path:
     """A text PDF, one string per page, lines at 11pt Helvetica."""
     path.parent.mkdir(parents=True, exist_ok=True)
