@@ -77,6 +77,30 @@ def _corpus(
     }
 
 
+def paired_change(
+    a: Sequence[float], b: Sequence[float], direction: str, config: StatsConfig
+) -> dict[str, Any]:
+    """The paired change a - b over the same cases: its mean with CI (and the interval's
+    method), paired t and Wilcoxon p-values, and the verdict in the metric's direction. One home
+    for baseline deltas and for kinds comparing two conditions (OCR variants, tracks)."""
+    interval = stats.paired_interval(
+        a, b, resamples=config.resamples, confidence=config.confidence, seed=config.seed
+    )
+    change = verdict(interval.ci_low, interval.ci_high, direction)
+    return {
+        "direction": direction,
+        "n": interval.n,
+        "mean_diff": interval.mean,
+        "ci_low": interval.ci_low,
+        "ci_high": interval.ci_high,
+        "method": interval.method,
+        "p_ttest": stats.paired_ttest_p(a, b),
+        "p_wilcoxon": stats.wilcoxon_p(a, b),
+        "significant": change != "unchanged",
+        "verdict": change,
+    }
+
+
 def baseline_deltas(
     rows: Sequence[Mapping[str, Any]], specs: Mapping[str, MetricSpec], config: StatsConfig
 ) -> list[dict[str, Any]]:
@@ -94,26 +118,13 @@ def baseline_deltas(
             # rounding noise of 1e-7 on every case would read as a significant change.
             a = [rounded(current[system][c]) for c in common]
             b = [baseline[system][c] for c in common]
-            interval = stats.paired_interval(
-                a, b, resamples=config.resamples, confidence=config.confidence, seed=config.seed
-            )
-            change = verdict(interval.ci_low, interval.ci_high, direction)
             out.append(
                 {
                     "system": system,
                     "metric": metric,
-                    "direction": direction,
-                    "n": interval.n,
                     "current_mean": sum(a) / len(a),
                     "baseline_mean": sum(b) / len(b),
-                    "mean_diff": interval.mean,
-                    "ci_low": interval.ci_low,
-                    "ci_high": interval.ci_high,
-                    "method": interval.method,
-                    "p_ttest": stats.paired_ttest_p(a, b),
-                    "p_wilcoxon": stats.wilcoxon_p(a, b),
-                    "significant": change != "unchanged",
-                    "verdict": change,
+                    **paired_change(a, b, direction, config),
                 }
             )
     return out

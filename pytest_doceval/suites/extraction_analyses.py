@@ -62,8 +62,7 @@ class OcrRobustness:
     key: str = "ocr_robustness"
 
     def __call__(self, rows: Rows, meta: Mapping[str, Any], stats_config: StatsConfig) -> list[Any]:
-        from pytest_doceval import stats
-        from pytest_doceval.report.analysis import verdict
+        from pytest_doceval.report.analysis import paired_change
 
         specs = specs_from_section(meta)
         reference = str(meta.get("reference_variant") or "")
@@ -79,13 +78,6 @@ class OcrRobustness:
                     if not pages:
                         continue
                     a, b = [other[p] for p in pages], [base[p] for p in pages]
-                    interval = stats.paired_interval(
-                        a,
-                        b,
-                        resamples=stats_config.resamples,
-                        confidence=stats_config.confidence,
-                        seed=stats_config.seed,
-                    )
                     direction = specs[metric].direction
                     out.append(
                         {
@@ -93,17 +85,9 @@ class OcrRobustness:
                             "variant": variant,
                             "reference": reference,
                             "metric": metric,
-                            "direction": direction,
-                            "n": interval.n,
                             "reference_mean": sum(b) / len(b),
                             "variant_mean": sum(a) / len(a),
-                            "mean_diff": interval.mean,
-                            "ci_low": interval.ci_low,
-                            "ci_high": interval.ci_high,
-                            "method": interval.method,
-                            "p_ttest": stats.paired_ttest_p(a, b),
-                            "p_wilcoxon": stats.wilcoxon_p(a, b),
-                            "verdict": verdict(interval.ci_low, interval.ci_high, direction),
+                            **paired_change(a, b, direction, stats_config),
                         }
                     )
         return out
