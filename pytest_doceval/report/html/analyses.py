@@ -104,6 +104,7 @@ def generic(key: str, value: Any, view: SuiteView) -> str:
 
 
 from pytest_doceval.report.html import extraction as _extraction  # noqa: E402
+from pytest_doceval.report.html import facts as _facts  # noqa: E402
 from pytest_doceval.report.html.exam import EXAM_RENDERERS  # noqa: E402  (kinds' renderers)
 
 ANALYSES: dict[str, AnalysisRenderer] = {
@@ -111,6 +112,7 @@ ANALYSES: dict[str, AnalysisRenderer] = {
     **EXAM_RENDERERS,
     "ocr_robustness": _extraction.ocr_robustness,
     "verdict_counts": _extraction.verdict_counts,
+    "pass_rate": _facts.pass_rate,
 }
 
 
