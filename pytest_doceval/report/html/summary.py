@@ -148,8 +148,9 @@ def legend(view: SuiteView) -> str:
     return (
         '<table class="metric-legend"><thead><tr><th>metric</th><th>better</th>'
         f"<th>what it measures</th></tr></thead><tbody>{rows}</tbody></table>"
-        '<p class="legend">Intervals are bootstrap confidence intervals over cases; '
-        '<span class="badge small-n">small n</span> marks a mean over so few cases that its '
+        '<p class="legend">Intervals are confidence intervals over cases, each made by the '
+        "method named under its column (t, bootstrap-t, Wilson, ...), clipped to the metric's "
+        'range; <span class="badge small-n">small n</span> marks a mean over so few cases that its '
         "interval is rough.</p>"
     )
 
