@@ -65,6 +65,16 @@ class Analysis(Protocol):
     ) -> Any: ...
 
 
+def system_list(value: object, file: object) -> list[str]:
+    """``[suite] systems``: a non-empty list of distinct names, or a `SuiteConfigError`."""
+    if not isinstance(value, list) or not value or not all(isinstance(s, str) and s for s in value):
+        raise SuiteConfigError(f"{file}: [suite] systems must be a non-empty list of names")
+    duplicates = sorted({s for s in value if value.count(s) > 1})
+    if duplicates:
+        raise SuiteConfigError(f"{file}: systems listed twice: {', '.join(duplicates)}")
+    return list(value)
+
+
 class Suite(ABC):
     """A suite of one kind, built from its `SuiteSpec` (raises `SuiteConfigError` if unusable).
 

@@ -14,7 +14,7 @@ is not a registered parser but has ``outputs/<name>.md`` in the cases is a preco
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -23,7 +23,7 @@ from pytest_doceval.analyses import AllPairs
 from pytest_doceval.cache import cache_key, file_digest
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.embeddings import Embedder
-from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError, SystemRunError
+from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
 from pytest_doceval.metrics.spec import RATE, SHARE, MetricSpec
 from pytest_doceval.metrics.structure import structure_score
 from pytest_doceval.metrics.text import (
@@ -35,10 +35,10 @@ from pytest_doceval.metrics.text import (
 from pytest_doceval.normalise import PROFILES, RAW, Profile, get_profile
 from pytest_doceval.results import CaseResult
 from pytest_doceval.scope import split_body_references
-from pytest_doceval.suites.base import CaseRef, RunContext, Suite
+from pytest_doceval.suites.base import CaseRef, RunContext, Suite, system_list
 from pytest_doceval.suites.documents_chunks import chunk_quality
 from pytest_doceval.systems import Parser, SystemEnv
-from pytest_doceval.systems.base import RefiningParser
+from pytest_doceval.systems.base import RefiningParser, run_system
 from pytest_doceval.tokenise import LANGUAGES, tokeniser_for
 
 DOCUMENT = "document.pdf"
@@ -218,15 +218,7 @@ class DocumentsSuite(Suite):
 
     def _check_systems(self, systems: object) -> list[str]:
         file = self.spec.file
-        if (
-            not isinstance(systems, list)
-            or not systems
-            or not all(isinstance(s, str) and s for s in systems)
-        ):
-            raise SuiteConfigError(f"{file}: [suite] systems must be a non-empty list of names")
-        duplicates = sorted({s for s in systems if systems.count(s) > 1})
-        if duplicates:
-            raise SuiteConfigError(f"{file}: systems listed twice: {', '.join(duplicates)}")
+        systems = system_list(systems, file)
         for name in systems:
             precomputed = any(self._output_path(case, name).is_file() for case in self.cases)
             if name not in self.systems_env and not precomputed:
@@ -355,14 +347,16 @@ class DocumentsSuite(Suite):
             cached = ctx.cache.get_or_compute(
                 fingerprint,
                 first.key,
-                lambda: _checked(
+                lambda: run_system(
                     system, pdf, lambda: parser.refine(first.text, case=pdf.parent.name)
                 ),
             )
             return Parsed(cached.text, fingerprint, cached.key, first.text, parser.stage1)
         fingerprint = parser.fingerprint()
         cached = ctx.cache.get_or_compute(
-            fingerprint, file_digest(pdf), lambda: _checked(system, pdf, lambda: parser.parse(pdf))
+            fingerprint,
+            file_digest(pdf),
+            lambda: run_system(system, pdf, lambda: parser.parse(pdf)),
         )
         return Parsed(cached.text, fingerprint, cached.key)
 
@@ -374,16 +368,3 @@ class Parsed:
     key: str
     stage1: str | None = None  # a two-stage system's stage-1 text
     stage1_system: str | None = None
-
-
-def _checked(system: str, pdf: Path, run: Callable[[], object]) -> str:
-    """Run a parser; its own failure becomes a `SystemRunError` naming it and the file."""
-    try:
-        text = run()
-    except DocevalError:
-        raise
-    except Exception as exc:
-        raise SystemRunError(f"{system} failed on {pdf}: {type(exc).__name__}: {exc}") from exc
-    if not isinstance(text, str):
-        raise SystemRunError(f"{system} returned {type(text).__name__}, not str, for {pdf}")
-    return text

@@ -46,7 +46,7 @@ from pytest_doceval.facts import Fact, FactError, FactResult, MathFact, check, c
 from pytest_doceval.facts.layout import PDF_DIR
 from pytest_doceval.metrics.spec import MetricSpec
 from pytest_doceval.results import CaseResult
-from pytest_doceval.suites.base import CaseRef, RunContext, Suite
+from pytest_doceval.suites.base import CaseRef, RunContext, Suite, system_list
 from pytest_doceval.suites.facts_analysis import PassRateAnalysis
 from pytest_doceval.suites.facts_entries import Entry, load_entries
 from pytest_doceval.suites.facts_pages import PageOutputs, where
@@ -99,15 +99,7 @@ class FactsSuite(Suite):
 
     def _check_systems(self, systems: object) -> list[str]:
         file = self.spec.file
-        if (
-            not isinstance(systems, list)
-            or not systems
-            or not all(isinstance(s, str) and s for s in systems)
-        ):
-            raise SuiteConfigError(f"{file}: [suite] systems must be a non-empty list of names")
-        duplicates = sorted({s for s in systems if systems.count(s) > 1})
-        if duplicates:
-            raise SuiteConfigError(f"{file}: systems listed twice: {', '.join(duplicates)}")
+        systems = system_list(systems, file)
         for name in systems:
             if name == PDF_DIR or any(ch in name for ch in "[]/\\ "):
                 raise SuiteConfigError(f"{file}: {name!r} cannot be a system name")

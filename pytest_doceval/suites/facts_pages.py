@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from pytest_doceval.facts.model import IMPLICIT_BASELINE_FILE
 from pytest_doceval.suites.base import RunContext
 from pytest_doceval.suites.documents import read_text_file
 from pytest_doceval.systems import Parser, SystemEnv
-from pytest_doceval.systems.base import RefiningParser
+from pytest_doceval.systems.base import RefiningParser, run_system
 
 __all__ = ["Page", "PageOutputs", "where"]
 
@@ -139,7 +139,7 @@ class PageOutputs:
             cached = ctx.cache.get_or_compute(
                 fingerprint,
                 first.key,
-                lambda: _run(system, label, lambda: parser.refine(first.text, case=label)),
+                lambda: run_system(system, label, lambda: parser.refine(first.text, case=label)),
             )
             return Parsed(cached.text, fingerprint, cached.key)
         fingerprint = parser.fingerprint()
@@ -147,7 +147,7 @@ class PageOutputs:
         cached = ctx.cache.get_or_compute(
             fingerprint,
             _page_input(digest, fact.page),
-            lambda: _run(
+            lambda: run_system(
                 system, label, lambda: parser.parse(self._page_pdf(pdf, digest, fact.page))
             ),
         )
@@ -200,16 +200,3 @@ def _page_input(digest: str, page: int) -> str:
 
 def _page_label(fact: Fact) -> str:
     return f"{fact.pdf}#page={fact.page}"
-
-
-def _run(system: str, label: str, parse: Callable[[], object]) -> str:
-    """Run a parser; its own failure becomes a `SystemRunError` naming it and the page."""
-    try:
-        text = parse()
-    except DocevalError:
-        raise
-    except Exception as exc:
-        raise SystemRunError(f"{system} failed on {label}: {type(exc).__name__}: {exc}") from exc
-    if not isinstance(text, str):
-        raise SystemRunError(f"{system} returned {type(text).__name__}, not str, for {label}")
-    return text

@@ -12,10 +12,12 @@ two-stage parser) or, later, a configured model.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from pytest_doceval.errors import DocevalError, SystemRunError
 
 
 @runtime_checkable
@@ -58,6 +60,20 @@ class ParserFactory(Protocol):
     argument also receives the `SystemEnv`."""
 
     def __call__(self, settings: Mapping[str, Any], /) -> Parser: ...
+
+
+def run_system(system: str, what: object, call: Callable[[], object]) -> str:
+    """Run a system's own code on `what` (a file, a page): its failure becomes a
+    `SystemRunError` naming the system and the input, and a non-text result is refused."""
+    try:
+        text = call()
+    except DocevalError:
+        raise
+    except Exception as exc:
+        raise SystemRunError(f"{system} failed on {what}: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(text, str):
+        raise SystemRunError(f"{system} returned {type(text).__name__}, not str, for {what}")
+    return text
 
 
 class BuiltinParser:
