@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from pytest_doceval.errors import DocevalError, SystemUnavailable
-from pytest_doceval.progress import heartbeat
 from pytest_doceval.rows import new_row
 from pytest_doceval.session import SESSION_KEY, in_shard
 from pytest_doceval.suites import CaseRef
@@ -78,7 +77,7 @@ class CaseItem(pytest.Item):
         session = self._session
         suite = session.suite(self.path)
         started = time.perf_counter()
-        with heartbeat(self.nodeid, session.progress_writer()):
+        with session.heartbeat.track(self.nodeid):
             try:
                 self.result = session.evaluate(suite, self.ref)
             except SystemUnavailable as exc:

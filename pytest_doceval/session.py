@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from pytest_doceval.errors import DocevalError, SuiteConfigError
 from pytest_doceval.gates import check_case
 from pytest_doceval.metrics.spec import ordered_specs
 from pytest_doceval.models.runtime import ModelRuntime
+from pytest_doceval.progress import Heartbeat
 from pytest_doceval.results import MEASURED, CaseResult
 from pytest_doceval.suites import CaseRef, RunContext, Suite
 from pytest_doceval.suites.registry import make_suite
@@ -156,6 +158,11 @@ class DocevalSession:
                 files.extend(sorted(path.rglob("suite.toml")))
         return files
 
+    @cached_property
+    def heartbeat(self) -> Heartbeat:
+        """The run's one heartbeat (see `progress`)."""
+        return Heartbeat(self.progress_writer())
+
     def progress_writer(self) -> Callable[[str], None] | None:
         """Where heartbeat lines go: the terminal of a plain run (an xdist worker's output is
         not shown, and its controller prints each result as it arrives)."""
@@ -210,6 +217,8 @@ class DocevalSession:
         self.models.start_prefetch(requests)
 
     def close_models(self) -> None:
+        if "heartbeat" in self.__dict__:
+            self.heartbeat.close()
         summary = self.models.prefetch_summary()
         if summary:
             self.summary_lines.append(f"doceval models: {summary}")
