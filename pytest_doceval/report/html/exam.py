@@ -24,7 +24,7 @@ from pytest_doceval.report.html.fmt import (
     unique,
 )
 from pytest_doceval.report.html.model import SuiteView
-from pytest_doceval.report.html.plots import axis
+from pytest_doceval.report.html.plots import axis, ci_row
 
 
 def pct(value: Any, signed: bool = False) -> str:
@@ -171,19 +171,7 @@ def delta_plot(entries: Sequence[Mapping[str, Any]], confidence: float) -> str:
     for row, (label, mean, low, high) in enumerate(points):
         y = top + row_h * row + row_h / 2
         tip = f"{label}: {pct(mean, True)} [{pct(low, True)}, {pct(high, True)}]"
-        out.append(
-            f"<g><title>{esc(tip)}</title>"
-            f'<text class="sys" x="{left - 8}" y="{y + 4}" text-anchor="end">{esc(label)}</text>'
-        )
-        if low is not None and high is not None:
-            out.append(
-                f'<line class="whisker" x1="{x(low)}" x2="{x(high)}" y1="{y}" y2="{y}"/>'
-                f'<line class="whisker" x1="{x(low)}" x2="{x(low)}" y1="{y - 5}" y2="{y + 5}"/>'
-                f'<line class="whisker" x1="{x(high)}" x2="{x(high)}" y1="{y - 5}" y2="{y + 5}"/>'
-            )
-        if mean is not None:
-            out.append(f'<circle class="dot" cx="{x(mean)}" cy="{y}" r="4"/>')
-        out.append("</g>")
+        out.append(ci_row(x, y, left, label=label, tip=tip, mean=mean, ci=(low, high)))
     out.append(
         f'<line class="axis" x1="{left}" x2="{left + width}" y1="{axis_y}" y2="{axis_y}"/></svg>'
     )

@@ -4,6 +4,7 @@ baseline mean, on one axis."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from pytest_doceval.report.html.fmt import esc, fmt, mapping, num
 from pytest_doceval.report.html.model import SuiteView
@@ -94,25 +95,42 @@ def svg_metric(metric: str, direction: str | None, points: list[Point], confiden
             f"{system} {metric}: mean {fmt(mean)} [{fmt(low)}, {fmt(high)}] "
             f"{confidence:.0%} CI" + (f", baseline {fmt(base)}" if base is not None else "")
         )
-        out.append(
-            f"<g><title>{esc(tip)}</title>"
-            f'<text class="sys" x="{left - 8}" y="{y + 4}" text-anchor="end">{esc(label)}</text>'
-        )
-        if low is not None and high is not None:
-            out.append(
-                f'<line class="whisker" x1="{x(low)}" x2="{x(high)}" y1="{y}" y2="{y}"/>'
-                f'<line class="whisker" x1="{x(low)}" x2="{x(low)}" y1="{y - 5}" y2="{y + 5}"/>'
-                f'<line class="whisker" x1="{x(high)}" x2="{x(high)}" y1="{y - 5}" y2="{y + 5}"/>'
-            )
-        if base is not None:
-            bx = x(base)
-            out.append(
-                f'<path class="base" d="M{bx} {y - 6}L{bx + 6} {y}L{bx} {y + 6}L{bx - 6} {y}Z"/>'
-            )
-        if mean is not None:
-            out.append(f'<circle class="dot" cx="{x(mean)}" cy="{y}" r="4"/>')
-        out.append("</g>")
+        out.append(ci_row(x, y, left, label=label, tip=tip, mean=mean, ci=(low, high), base=base))
     out.append(
         f'<line class="axis" x1="{left}" x2="{left + width}" y1="{axis_y}" y2="{axis_y}"/></svg>'
     )
+    return "".join(out)
+
+
+def ci_row(
+    x: Callable[[float], float],
+    y: float,
+    left: float,
+    *,
+    label: str,
+    tip: str,
+    mean: float | None,
+    ci: tuple[float | None, float | None],
+    base: float | None = None,
+) -> str:
+    """One row of a CI plot: its label, whiskers, the baseline diamond and the mean's dot."""
+    low, high = ci
+    out = [
+        f"<g><title>{esc(tip)}</title>"
+        f'<text class="sys" x="{left - 8}" y="{y + 4}" text-anchor="end">{esc(label)}</text>'
+    ]
+    if low is not None and high is not None:
+        out.append(
+            f'<line class="whisker" x1="{x(low)}" x2="{x(high)}" y1="{y}" y2="{y}"/>'
+            f'<line class="whisker" x1="{x(low)}" x2="{x(low)}" y1="{y - 5}" y2="{y + 5}"/>'
+            f'<line class="whisker" x1="{x(high)}" x2="{x(high)}" y1="{y - 5}" y2="{y + 5}"/>'
+        )
+    if base is not None:
+        bx = x(base)
+        out.append(
+            f'<path class="base" d="M{bx} {y - 6}L{bx + 6} {y}L{bx} {y + 6}L{bx - 6} {y}Z"/>'
+        )
+    if mean is not None:
+        out.append(f'<circle class="dot" cx="{x(mean)}" cy="{y}" r="4"/>')
+    out.append("</g>")
     return "".join(out)
