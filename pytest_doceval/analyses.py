@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_doceval.config import StatsConfig
-from pytest_doceval.metrics.spec import headline, specs_from_section
+from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
 from pytest_doceval.rows import is_measured
 
 
@@ -40,21 +40,34 @@ class AllPairs:
     def __call__(
         self, rows: Sequence[Mapping[str, Any]], meta: Mapping[str, Any], stats_config: StatsConfig
     ) -> list[dict[str, Any]]:
-        from pytest_doceval import stats
-
         specs = specs_from_section(meta)
         out: list[dict[str, Any]] = []
         for metric in sorted(headline(specs)):
             by_system = values_by_system(rows, metric)
-            if len(by_system) < 2:
-                continue
-            for comparison in stats.pairwise_comparisons(
-                by_system,
-                metric=metric,
-                binary=specs[metric].binary,
-                resamples=stats_config.resamples,
-                confidence=stats_config.confidence,
-                seed=stats_config.seed,
-            ):
-                out.append(comparison.to_dict())
+            out.extend(pairwise_rows(by_system, metric, specs[metric], stats_config))
         return out
+
+
+def pairwise_rows(
+    by_system: Mapping[str, Mapping[str, float]],
+    metric: str,
+    spec: MetricSpec,
+    stats_config: StatsConfig,
+) -> list[dict[str, Any]]:
+    """Every pair of systems on `metric` over the cases both measured (none for fewer than two
+    systems): the rows of an all-pairs comparison."""
+    from pytest_doceval import stats
+
+    if len(by_system) < 2:
+        return []
+    return [
+        comparison.to_dict()
+        for comparison in stats.pairwise_comparisons(
+            by_system,
+            metric=metric,
+            binary=spec.binary,
+            resamples=stats_config.resamples,
+            confidence=stats_config.confidence,
+            seed=stats_config.seed,
+        )
+    ]

@@ -127,7 +127,7 @@ class ExtractorPairs:
     key: str = "comparisons"
 
     def __call__(self, rows: Rows, meta: Mapping[str, Any], stats_config: StatsConfig) -> list[Any]:
-        from pytest_doceval import stats
+        from pytest_doceval.analyses import pairwise_rows
 
         specs = specs_from_section(meta)
         extractors = _order(meta, rows, "extractors", "extractor")
@@ -142,15 +142,6 @@ class ExtractorPairs:
                     for e in extractors
                     if (values := by_page(rows, metric, e, variant))
                 }
-                if len(by_system) < 2:
-                    continue
-                for comparison in stats.pairwise_comparisons(
-                    by_system,
-                    metric=metric,
-                    binary=specs[metric].binary,
-                    resamples=stats_config.resamples,
-                    confidence=stats_config.confidence,
-                    seed=stats_config.seed,
-                ):
-                    out.append({**comparison.to_dict(), "variant": variant})
+                for row in pairwise_rows(by_system, metric, specs[metric], stats_config):
+                    out.append({**row, "variant": variant})
         return out
