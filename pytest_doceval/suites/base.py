@@ -129,7 +129,11 @@ class Suite(ABC):
     def metric_spec(self, metric: str) -> MetricSpec:
         """The declared spec of `metric`; a `SuiteConfigError` for a metric the kind does not
         declare (a typo in a gate, or a kind that forgot to declare what it measures)."""
-        spec = find_spec(self.metrics, metric)
+        # Asked for every metric of every test: remembered (a kind need not call our __init__).
+        known: dict[str, MetricSpec | None] = self.__dict__.setdefault("_metric_specs", {})
+        if metric not in known:
+            known[metric] = find_spec(self.metrics, metric)
+        spec = known[metric]
         if spec is None:
             raise SuiteConfigError(
                 f"{self.spec.file}: {metric!r} is not a metric of kind {self.kind!r} "
