@@ -1,0 +1,109 @@
+"""One registry for everything found by name: suite kinds, systems, HTML renderers.
+
+Three sources, looked up in this order:
+
+1. names registered in this process (`Registry.register`, or the decorator `Registry.add`
+   from any module, a conftest.py included);
+2. built-ins, given as ``"package.module:attr"`` and imported only when first asked for, so a
+   run imports only the kinds and systems it uses;
+3. an entry-point group (``pytest_doceval.kinds``, ``pytest_doceval.systems``, ...): entry-point
+   name = the registered name, value = ``module:attr``.
+
+An unknown name is a `SuiteConfigError` that lists the known ones. A name registered twice from
+two different places is an error: a silent replacement would change numbers without a word.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from importlib.metadata import entry_points
+from typing import Any, Generic, TypeVar
+
+from pytest_doceval.errors import SuiteConfigError
+
+T = TypeVar("T")
+Obj = TypeVar("Obj")
+
+
+def load_object(target: str) -> Any:
+    """``"package.module:attr"`` imported."""
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+class Registry(Generic[T]):
+    """Named objects of one sort (`what`: "suite kind", "system", "view renderer")."""
+
+    def __init__(
+        self,
+        what: str,
+        *,
+        builtins: Mapping[str, str] | None = None,
+        group: str | None = None,
+        check: Callable[[str, T], None] | None = None,
+    ) -> None:
+        self.what = what
+        self.group = group
+        self._builtins = dict(builtins or {})
+        self._check = check
+        self._objects: dict[str, T] = {}
+        self._origins: dict[str, str] = {}
+
+    def register(self, name: str, obj: T, *, origin: str = "user") -> None:
+        """Register `obj` as `name`; the same origin may register again (a conftest imported
+        twice), another may not."""
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a {self.what} needs a non-empty name, not {name!r}")
+        if self._check is not None:
+            self._check(name, obj)
+        known = self._origins.get(name)
+        if known is not None and known != origin:
+            raise ValueError(f"{self.what} {name!r} is registered twice ({known} and {origin})")
+        self._objects[name] = obj
+        self._origins[name] = origin
+
+    def add(self, name: str) -> Callable[[Obj], Obj]:
+        """Decorator: ``@registry.add("name")`` registers what it decorates."""
+
+        def decorate(obj: Obj) -> Obj:
+            self.register(name, obj)  # type: ignore[arg-type]
+            return obj
+
+        return decorate
+
+    def _entry_points(self) -> dict[str, str]:
+        if self.group is None:
+            return {}
+        return {ep.name: ep.value for ep in entry_points(group=self.group)}
+
+    def get(self, name: str) -> T:
+        """The object named `name`, imported on first use; a `SuiteConfigError` listing the
+        known names when there is none."""
+        if name in self._objects:
+            return self._objects[name]
+        target = self._builtins.get(name)
+        origin = "built-in"
+        if target is None:
+            target = self._entry_points().get(name)
+            origin = f"entry point {target}"
+        if target is None:
+            raise SuiteConfigError(
+                f"unknown {self.what} {name!r} (known: {', '.join(self.names()) or 'none'})"
+            )
+        obj: T = load_object(target)
+        self.register(name, obj, origin=origin)
+        return obj
+
+    def origin(self, name: str) -> str | None:
+        """Where `name` came from, once it was looked up or registered."""
+        return self._origins.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(set(self._objects) | set(self._builtins) | set(self._entry_points()))
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
