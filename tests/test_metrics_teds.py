@@ -1,0 +1,180 @@
+"""TEDS and TEDS-S (issue 20) against the ``apted`` package with PubTabNet's cost rules written
+here independently (their own tree, their own Levenshtein), on hand-made, hypothesis-generated
+and real tables; and the weighted Zhang-Shasha of `tree_edit` against zss-like unit costs."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_doceval.metrics.table_trees import Cell, Group, Table, read_tables
+from pytest_doceval.metrics.teds import teds, teds_s, teds_score
+from pytest_doceval.metrics.tree_edit import Node, tree_edit_distance, weighted_tree_edit_distance
+
+apted = pytest.importorskip("apted")
+
+
+# ----------------------------------------------------------------- the independent reference
+
+
+def levenshtein(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+@dataclass
+class RefNode:
+    """PubTabNet's TableTree: tag, colspan, rowspan, content, children."""
+
+    tag: str
+    colspan: int | None = None
+    rowspan: int | None = None
+    content: str | None = None
+    children: list[RefNode] = field(default_factory=list)
+
+
+class PubTabNetConfig(apted.Config):  # type: ignore[misc]
+    """PubTabNet's CustomConfig: rename 1 between different tags or spans, the normalised
+    Levenshtein distance between two td's contents, else 0; insert and delete 1."""
+
+    def rename(self, a: RefNode, b: RefNode) -> float:
+        if a.tag != b.tag or a.colspan != b.colspan or a.rowspan != b.rowspan:
+            return 1.0
+        if a.tag == "td" and (a.content or b.content):
+            assert a.content is not None and b.content is not None
+            return levenshtein(a.content, b.content) / max(len(a.content), len(b.content))
+        return 0.0
+
+    def children(self, node: RefNode) -> list[RefNode]:
+        return node.children
+
+
+def ref_tree(table: Table, structure_only: bool) -> tuple[RefNode, int]:
+    root = RefNode("table")
+    count = 0
+    for group in table.groups:
+        parent = root
+        if group.tag:
+            parent = RefNode(group.tag)
+            root.children.append(parent)
+            count += 1
+        for row in group.rows:
+            tr = RefNode("tr")
+            parent.children.append(tr)
+            count += 1
+            for cell in row:
+                text = "" if structure_only else cell.text
+                tr.children.append(RefNode("td", cell.colspan, cell.rowspan, text))
+                count += 1
+    return root, count
+
+
+def ref_teds(a: Table, b: Table, structure_only: bool = False) -> float:
+    tree_a, n_a = ref_tree(a, structure_only)
+    tree_b, n_b = ref_tree(b, structure_only)
+    distance = apted.APTED(tree_a, tree_b, PubTabNetConfig()).compute_edit_distance()
+    return max(0.0, 1.0 - distance / max(n_a, n_b))
+
+
+# ----------------------------------------------------------------- generated tables
+
+texts = st.text(alphabet="abc1 ", max_size=4)
+cells = st.builds(Cell, texts, st.integers(1, 2), st.sampled_from([1, 1, 2]))
+rows = st.lists(cells, min_size=0, max_size=4).map(tuple)
+groups = st.builds(
+    Group,
+    st.sampled_from(["thead", "tbody", "tbody", ""]),
+    st.lists(rows, min_size=1, max_size=3).map(tuple),
+)
+tables = st.builds(
+    Table, st.lists(groups, min_size=1, max_size=3).map(tuple), st.just("html"), st.just(0)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tables, tables)
+def test_teds_equals_apted_with_pubtabnet_costs(a: Table, b: Table) -> None:
+    assert teds(a, b) == pytest.approx(ref_teds(a, b), abs=1e-9)
+    assert teds_s(a, b) == pytest.approx(ref_teds(a, b, structure_only=True), abs=1e-9)
+
+
+def grid_table(n_rows: int, n_cols: int, rnd: random.Random, noise: float) -> Table:
+    def cell(i: int, j: int) -> Cell:
+        text = f"r{i}c{j}" + ("x" * rnd.randint(1, 3) if rnd.random() < noise else "")
+        span = 2 if rnd.random() < noise / 3 else 1
+        return Cell(text, span, 1)
+
+    head = (tuple(cell(0, j) for j in range(n_cols)),)
+    body = tuple(
+        tuple(cell(i, j) for j in range(n_cols - (rnd.random() < noise))) for i in range(1, n_rows)
+    )
+    return Table((Group("thead", head), Group("tbody", body)), "pipe", 0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_teds_equals_apted_on_larger_tables(seed: int) -> None:
+    rnd = random.Random(seed)
+    a = grid_table(rnd.randint(3, 8), rnd.randint(2, 5), rnd, 0.0)
+    b = grid_table(rnd.randint(3, 8), rnd.randint(2, 5), rnd, 0.4)
+    assert teds(a, b) == pytest.approx(ref_teds(a, b), abs=1e-9)
+    assert teds_s(a, b) == pytest.approx(ref_teds(a, b, True), abs=1e-9)
+
+
+# ----------------------------------------------------------------- by hand
+
+
+def pipe(text: str) -> Table:
+    return read_tables(text).tables[0]
+
+
+def test_identical_tables_score_one_and_node_count_is_pubtabnets() -> None:
+    table = pipe("| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |")
+    score = teds_score(table, table)
+    # thead, tbody, 3 tr, 6 td: the <table> root is not counted
+    assert (score.distance, score.size_a) == (0.0, 11)
+    assert teds(table, table) == 1.0
+
+
+def test_one_misread_cell_costs_its_normalised_edit_distance() -> None:
+    truth = pipe("| a | b |\n|---|---|\n| 1 | 2000 |")
+    output = pipe("| a | b |\n|---|---|\n| 1 | 2001 |")
+    # thead, tbody, 2 tr, 4 td = 8 nodes; one rename of 1/4
+    assert teds(truth, output) == pytest.approx(1 - 0.25 / 8)
+    assert teds_s(truth, output) == 1.0
+
+
+def test_a_merged_cell_is_a_structure_change() -> None:
+    truth = read_tables('<table><tr><td colspan="2">ab</td></tr></table>').tables[0]
+    output = read_tables("<table><tr><td>ab</td><td></td></tr></table>").tables[0]
+    # rename td(2,1) -> td(1,1) costs 1, insert the second cell 1; |T| = tr + 2 td = 3
+    assert teds_s(truth, output) == pytest.approx(1 - 2 / 3)
+    assert teds(truth, output) == pytest.approx(ref_teds(truth, output))
+
+
+def test_unit_costs_through_the_weighted_path_equal_the_unit_distance() -> None:
+    rnd = random.Random(3)
+
+    def random_tree(depth: int) -> Node:
+        kids = () if depth == 0 else tuple(random_tree(depth - 1) for _ in range(rnd.randint(0, 3)))
+        return Node(rnd.choice("abc"), kids)
+
+    def unit(na: Any, nb: Any) -> Any:
+        import numpy as np
+
+        la = np.array([n.label for n in na])
+        lb = np.array([n.label for n in nb])
+        return (la[:, None] != lb[None, :]).astype(float)
+
+    for _ in range(40):
+        x, y = random_tree(3), random_tree(3)
+        assert weighted_tree_edit_distance(x, y, unit) == tree_edit_distance(x, y)
