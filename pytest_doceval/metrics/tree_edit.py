@@ -321,46 +321,74 @@ def _columns(t2: _Flat, big: int) -> _Columns:
     )
 
 
-def _keyroot_table(
-    k1: int,
+def _keyroot_tables(
+    ks: list[int],
     t1: _Flat,
     cols: _Columns,
     td: FloatArray,
     tdh: FloatArray,
     rename: FloatArray | None,
 ) -> None:
-    """Zhang-Shasha's forest distances for keyroot `k1` of T1 against every non-leaf keyroot
-    of T2 at once, one row (node i of T1) at a time. Writes the tree distances they settle
-    into `td`, and into `tdh` the rows later tables read (see `_Columns.tree_rows`)."""
-    low = int(t1.lml[k1])
-    h = np.empty((k1 - low + 2, len(cols.offset)), dtype=np.float64)
-    h[0] = cols.first_row
-    buf = np.empty(len(cols.offset), dtype=np.float64)
+    """Zhang-Shasha's forest distances for keyroots `ks` of T1 against every non-leaf keyroot
+    of T2 at once, one row (a node i of each k's subtree) at a time. The keyroots of `ks` are
+    disjoint and their subtrees have the same shape (`_batches`), so their tables advance
+    together as one 2-d array: the rows of a table's forty ``tr`` keyroots are one step each.
+    Writes the tree distances they settle into `td`, and into `tdh` the rows later tables read
+    (see `_Columns.tree_rows`)."""
     lml1 = t1.lml.tolist()
-    for r, i in enumerate(range(low, k1 + 1), start=1):
+    low0, k0 = lml1[ks[0]], ks[0]
+    lows = np.asarray([lml1[k] for k in ks], dtype=np.int64)
+    width = len(cols.offset)
+    h = np.empty((k0 - low0 + 2, len(ks), width), dtype=np.float64)
+    h[0] = cols.first_row
+    buf = np.empty((len(ks), width), dtype=np.float64)
+    for r in range(1, k0 - low0 + 2):
+        nodes = lows + (r - 1)
         prev, cur = h[r - 1], h[r]
-        if lml1[i] != low:  # a forest ending in i's subtree, whose tree distances are known
-            h[lml1[i] - low].take(cols.lcol, out=buf)
-            buf += tdh[i]
+        forest = lml1[low0 + r - 1] - low0
+        if forest != 0:  # a forest ending in i's subtree, whose tree distances are known
+            np.take(h[forest], cols.lcol, axis=1, out=buf)
+            buf += tdh[nodes]
             np.minimum(buf, prev, out=buf)
-            np.minimum.accumulate(buf, out=cur)
+            np.minimum.accumulate(buf, axis=1, out=cur)
             continue
-        # On k1's left path: where T2's node is on its table's left path too, the cell is a
+        # On k's left path: where T2's node is on its table's left path too, the cell is a
         # tree-to-tree one (relabel); elsewhere it reads tree distances of this very row,
         # written by the tables of lower levels, so those go first.
         a = prev.copy()
         lc = cols.left
-        relabel = (
-            cols.left_label != t1.labels[i] if rename is None else rename[i].take(cols.left_node)
-        )
-        a[lc] = np.minimum(a[lc], prev.take(lc - 1) + relabel - 2)
-        row = td[i]
+        if rename is None:
+            relabel = cols.left_label[None, :] != t1.labels[nodes][:, None]
+        else:
+            relabel = rename[nodes[:, None], cols.left_node[None, :]]
+        a[:, lc] = np.minimum(a[:, lc], prev[:, lc - 1] + relabel - 2)
+        rows = td[nodes]
         for grp in cols.groups:
-            a[grp.inner] = np.minimum(a[grp.inner], grp.inner_base - r + row.take(grp.inner_node))
-            np.minimum.accumulate(a[grp.start : grp.stop], out=cur[grp.start : grp.stop])
-            row[grp.left_node] = cur.take(grp.left) + grp.left_offset + r
-    path = t1.left_path(k1)
-    tdh[path] = cols.tree_rows(td[path], t1.size[path])
+            inner = rows[:, grp.inner_node] + (grp.inner_base - r)
+            a[:, grp.inner] = np.minimum(a[:, grp.inner], inner)
+            np.minimum.accumulate(
+                a[:, grp.start : grp.stop], axis=1, out=cur[:, grp.start : grp.stop]
+            )
+            rows[:, grp.left_node] = cur[:, grp.left] + grp.left_offset + r
+        td[nodes] = rows
+    for k in ks:
+        path = t1.left_path(k)
+        tdh[path] = cols.tree_rows(td[path], t1.size[path])
+
+
+def _batches(t: _Flat, keyroots: list[int]) -> list[list[int]]:
+    """Keyroots grouped for `_keyroot_tables`: by nesting level (a keyroot's table reads tree
+    distances that the tables of keyroots below it write), then by the shape of their subtree
+    (the leftmost-leaf pattern relative to its first node). Keyroots of one level are
+    disjoint, so a batch's tables are independent."""
+    level = _levels(t, keyroots)
+    lml = t.lml
+    batches: dict[tuple[int, bytes], list[int]] = {}
+    for k in keyroots:
+        low = int(lml[k])
+        shape = (lml[low : k + 1] - low).tobytes()
+        batches.setdefault((level[k], shape), []).append(k)
+    return [batches[key] for key in sorted(batches, key=lambda key: key[0])]
 
 
 # Zhang-Shasha keeps a tree distance per pair of nodes, and here a row per T1 node over all of
@@ -388,8 +416,8 @@ def _flat_distance(t1: _Flat, t2: _Flat, rename: FloatArray | None = None) -> fl
         tdh = np.empty((t1.n, len(cols.offset)), dtype=np.float64)
         leaves = np.flatnonzero(t1.lml == np.arange(t1.n))
         tdh[leaves] = cols.tree_rows(td[leaves], t1.size[leaves])
-        for k1 in keyroots1:
-            _keyroot_table(k1, t1, cols, td, tdh, rename)
+        for batch in _batches(t1, keyroots1):
+            _keyroot_tables(batch, t1, cols, td, tdh, rename)
     return float(td[t1.n - 1, t2.n - 1])
 
 
