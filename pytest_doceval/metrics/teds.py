@@ -70,13 +70,13 @@ def rename_costs(nodes_a: Sequence[Node], nodes_b: Sequence[Node]) -> FloatArray
     labels_a = np.array([ids.setdefault(n.label, len(ids)) for n in nodes_a])
     labels_b = np.array([ids.setdefault(n.label, len(ids)) for n in nodes_b])
     costs: FloatArray = (labels_a[:, None] != labels_b[None, :]).astype(np.float64)
-    cells_a = [(i, n.text) for i, n in enumerate(nodes_a) if isinstance(n, CellNode)]
-    cells_b = [(j, n.text) for j, n in enumerate(nodes_b) if isinstance(n, CellNode)]
-    texts_a, texts_b = [t for _, t in cells_a], [t for _, t in cells_b]
+    texts_a = [n.text if isinstance(n, CellNode) else "" for n in nodes_a]
+    texts_b = [n.text if isinstance(n, CellNode) else "" for n in nodes_b]
     if any(texts_a) or any(texts_b):  # else structure only, or no text: labels decide
+        # Non-cell nodes have no text: against each other the text term is 0, and against a
+        # cell the labels differ anyway (cost 1).
         text = cdist(texts_a, texts_b, scorer=Levenshtein.normalized_distance, dtype=np.float64)
-        block = np.ix_([i for i, _ in cells_a], [j for j, _ in cells_b])
-        costs[block] = np.maximum(costs[block], text)  # a different label costs 1 anyway
+        np.maximum(costs, text, out=costs)
     return costs
 
 

@@ -180,17 +180,18 @@ def _contains(labels: IntArray, t: _Flat) -> npt.NDArray[np.bool_]:
     return seen[:, np.arange(1, t.n + 1)] > seen[:, t.lml]
 
 
-def _subtree_min(costs: FloatArray, t: _Flat) -> FloatArray:
-    """[q, j]: the least of ``costs[q, k]`` over the nodes k of the subtree of node j of `t`
-    (postorder: a node's children come before it, its last child just before it)."""
-    out = np.ascontiguousarray(costs.T)  # a row per node of t
-    lml = t.lml.tolist()
-    for j in range(t.n):
-        child = j - 1
-        while child >= lml[j]:
-            np.minimum(out[j], out[child], out=out[j])
-            child = lml[child] - 1
-    return out.T
+def _subtree_min(costs: FloatArray, t: _Flat, axis: int) -> FloatArray:
+    """`costs` with each entry for a node j of `t` (along `axis`) replaced by the least entry
+    over the nodes of j's subtree. In postorder a subtree is the range lml[j]..j: one
+    reduction per inner node, over contiguous memory either way."""
+    out = costs.copy()
+    for j in np.flatnonzero(t.lml != np.arange(t.n)).tolist():
+        low = int(t.lml[j])
+        if axis == 1:
+            out[:, j] = costs[:, low : j + 1].min(axis=1)
+        else:
+            out[j] = costs[low : j + 1].min(axis=0)
+    return out
 
 
 def _leaf_distances(t1: _Flat, t2: _Flat, td: FloatArray, rename: FloatArray | None) -> None:
@@ -205,8 +206,8 @@ def _leaf_distances(t1: _Flat, t2: _Flat, td: FloatArray, rename: FloatArray | N
         td[leaves1, :] = t2.size[None, :] - _contains(t1.labels[leaves1], t2)
         td[:, leaves2] = t1.size[:, None] - _contains(t2.labels[leaves2], t1).T
         return
-    td[leaves1, :] = t2.size[None, :] - 1 + _subtree_min(rename[leaves1], t2)
-    td[:, leaves2] = t1.size[:, None] - 1 + _subtree_min(rename[:, leaves2].T, t1).T
+    td[leaves1, :] = t2.size[None, :] - 1 + _subtree_min(rename[leaves1], t2, axis=1)
+    td[:, leaves2] = t1.size[:, None] - 1 + _subtree_min(rename[:, leaves2], t1, axis=0)
 
 
 # Stands for "no such edit" in the tables: far above any distance, far below overflow.
