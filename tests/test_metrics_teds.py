@@ -4,14 +4,20 @@ and real tables; and the weighted Zhang-Shasha of `tree_edit` against zss-like u
 
 from __future__ import annotations
 
+import os
 import random
+import shutil
+import subprocess
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_doceval.casebuild import PANDOC_MARKDOWN, SPAN_TABLES_FILTER
 from pytest_doceval.metrics.table_trees import Cell, Group, Table, read_tables
 from pytest_doceval.metrics.teds import teds, teds_s, teds_score
 from pytest_doceval.metrics.tree_edit import Node, tree_edit_distance, weighted_tree_edit_distance
@@ -178,3 +184,63 @@ def test_unit_costs_through_the_weighted_path_equal_the_unit_distance() -> None:
     for _ in range(40):
         x, y = random_tree(3), random_tree(3)
         assert weighted_tree_edit_distance(x, y, unit) == tree_edit_distance(x, y)
+
+
+# ----------------------------------------------------------------- real tables
+
+REALDATA = Path(os.environ.get("DOCEVAL_REALDATA", "/work/shared/realdata"))
+
+
+def _pandoc(source: Path, to: str, *extra: str) -> str:
+    done = subprocess.run(
+        ["pandoc", "-f", "latex", "-t", to, "--wrap=none", *extra, str(source)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout
+
+
+def _perturbed(table: Table, seed: int) -> Table:
+    """A parser's errors: a dropped row, misread cells, two cells merged."""
+    rnd = random.Random(seed)
+    groups = []
+    for group in table.groups:
+        rows = [list(row) for row in group.rows]
+        if len(rows) > 2:
+            del rows[rnd.randrange(len(rows))]
+        for row in rows:
+            for k, cell in enumerate(row):
+                if rnd.random() < 0.2:
+                    row[k] = Cell(cell.text[::-1] + "x", cell.colspan, cell.rowspan)
+            if len(row) > 2 and rnd.random() < 0.2:
+                row[0:2] = [Cell(row[0].text + " " + row[1].text, 2, 1)]
+        groups.append(Group(group.tag, tuple(tuple(r) for r in rows)))
+    return Table(tuple(groups), table.form, table.start)
+
+
+@pytest.mark.skipif(
+    not (REALDATA / "latex" / "psnfss2e.tex").is_file() or shutil.which("pandoc") is None,
+    reason="needs the shared real data (psnfss2e.tex) and pandoc",
+)
+def test_real_tables_of_psnfss2e_against_apted() -> None:
+    """The real LaTeX tables of TeX Live's psnfss2e guide, as pandoc writes them in HTML and in
+    the truth's markdown: the two readings agree, and TEDS equals apted on them and on copies
+    with a parser's errors."""
+    source = REALDATA / "latex" / "psnfss2e.tex"
+    from_html = read_tables(_pandoc(source, "html")).tables
+    with tempfile.TemporaryDirectory() as tmp:
+        spans = Path(tmp) / "spans.lua"
+        spans.write_text(SPAN_TABLES_FILTER, encoding="utf-8")
+        truth = _pandoc(source, PANDOC_MARKDOWN, f"--lua-filter={spans}")
+    from_markdown = read_tables(truth).tables
+    assert [t.form for t in from_markdown] == ["pipe", "html", "pipe"]  # the middle one has spans
+    assert len(from_html) == len(from_markdown) == 3
+    for html_table, md_table in zip(from_html, from_markdown, strict=True):
+        assert teds_s(html_table, md_table) == 1.0
+        assert teds(html_table, md_table) == pytest.approx(ref_teds(html_table, md_table))
+    for seed, table in enumerate(from_html):
+        other = _perturbed(table, seed)
+        assert teds(table, other) == pytest.approx(ref_teds(table, other), abs=1e-9)
+        assert teds_s(table, other) == pytest.approx(ref_teds(table, other, True), abs=1e-9)

@@ -26,6 +26,7 @@ def test_cell_text_rule() -> None:
     assert cell_text("\\| 3 \\* 4") == "| 3 * 4"
     assert cell_text("Mean $x$, n.s.") == "Mean $x$, n.s."
     assert cell_text("CamelCase") == "CamelCase"
+    assert cell_text("[times]{.sans-serif}") == "times"  # pandoc's bracketed span
 
 
 def test_pipe_table_header_body_and_escaped_pipe() -> None:

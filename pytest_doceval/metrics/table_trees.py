@@ -21,9 +21,10 @@ Three forms are read, in this order, each from what the previous ones left:
   not escaped as ``\\|``. A row with another number of cells than the first (ragged) is read as
   it is, with a note.
 
-**Cell text** (`cell_text`), the same for every form: Unicode NFKC, then markdown syntax
-removed as the fair profile does it (`normalise.strip_markdown`: emphasis, links, inline code,
-HTML tags, backslash escapes), then every run of whitespace one space, ends trimmed. Case,
+**Cell text** (`cell_text`), the same for every form: Unicode NFKC, then pandoc's attribute
+syntax and markdown syntax removed as the fair profile does it (`normalise.remove_pandoc_divs`:
+``[times]{.sans-serif}`` is ``times``; `normalise.strip_markdown`: emphasis, links, inline code,
+HTML tags, backslash escapes, unescaped ``|``), then every run of whitespace one space, ends trimmed. Case,
 punctuation and maths (``$x$``) stay as written: TEDS compares what a reader sees in the cell.
 
 Nothing here raises on text: what cannot be read as a table is left as text, and what is read
@@ -39,6 +40,7 @@ from html.parser import HTMLParser
 from pytest_doceval.normalise import (
     TABLE_SEPARATOR,
     collapse_whitespace,
+    remove_pandoc_divs,
     strip_markdown,
     unicode_nfkc,
     unify_line_endings,
@@ -49,7 +51,7 @@ GROUP_TAGS = ("thead", "tbody", "tfoot")
 
 def cell_text(raw: str) -> str:
     """A cell's text as TEDS compares it (module docstring)."""
-    return collapse_whitespace(strip_markdown(unicode_nfkc(raw)))
+    return collapse_whitespace(strip_markdown(remove_pandoc_divs(unicode_nfkc(raw))))
 
 
 @dataclass(frozen=True)
