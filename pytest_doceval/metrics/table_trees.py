@@ -24,8 +24,9 @@ Three forms are read, in this order, each from what the previous ones left:
 **Cell text** (`cell_text`), the same for every form: Unicode NFKC, then pandoc's attribute
 syntax and markdown syntax removed as the fair profile does it (`normalise.remove_pandoc_divs`:
 ``[times]{.sans-serif}`` is ``times``; `normalise.strip_markdown`: emphasis, links, inline code,
-HTML tags, backslash escapes, unescaped ``|``), then every run of whitespace one space, ends trimmed. Case,
-punctuation and maths (``$x$``) stay as written: TEDS compares what a reader sees in the cell.
+HTML tags, backslash escapes, unescaped ``|``), then every run of whitespace one space, ends
+trimmed. Case, punctuation and maths (``$x$``) stay as written: TEDS compares what a reader sees
+in the cell.
 
 Nothing here raises on text: what cannot be read as a table is left as text, and what is read
 oddly is said in `TableReading.notes`.
