@@ -4,7 +4,6 @@ and real tables; and the weighted Zhang-Shasha of `tree_edit` against zss-like u
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import subprocess
@@ -188,7 +187,7 @@ def test_unit_costs_through_the_weighted_path_equal_the_unit_distance() -> None:
 
 # ----------------------------------------------------------------- real tables
 
-REALDATA = Path(os.environ.get("DOCEVAL_REALDATA", "/work/shared/realdata"))
+from tests.conftest import REALDATA  # noqa: E402
 
 
 def _pandoc(source: Path, to: str, *extra: str) -> str:
