@@ -364,3 +364,42 @@ def test_real_latex_documents(name: str, tmp_path: Path) -> None:
     truth = case.truth.read_text("utf-8")
     assert len(truth.strip()) > 500
     assert REAL_DOCUMENTS[name] in truth
+
+
+SPANS_TEX = r"""\documentclass{article}
+\usepackage{multirow}
+\begin{document}
+\begin{tabular}{|l|c|c|}
+\hline
+ & \multicolumn{2}{c|}{Morning} \\
+\hline
+\multirow{2}{*}{Gannet} & 06:10 & 09:40 \\
+ & 07:00 & 10:30 \\
+\hline
+\end{tabular}
+
+\begin{tabular}{ll}
+plain & table \\
+\end{tabular}
+\end{document}
+"""
+
+
+@needs_latex
+def test_latex_merged_cells_become_an_html_table(tmp_path: Path) -> None:
+    """pandoc's pipe tables would flatten the spans into empty cells: the filter writes that
+    table as HTML, and leaves a table without spans a pipe table."""
+    from pytest_doceval.metrics.table_trees import read_tables
+
+    source = tmp_path / "spans.tex"
+    source.write_text(SPANS_TEX, encoding="utf-8")
+    built = build_case_from_latex(source, tmp_path / "case")
+    truth = built.truth.read_text("utf-8")
+    assert "```" not in truth and "{=html}" not in truth
+    merged, plain = read_tables(truth).tables
+    assert (merged.form, plain.form) == ("html", "pipe")
+    cells = [(c.text, c.colspan, c.rowspan) for row in merged.rows for c in row]
+    assert cells == [
+        ("", 1, 1), ("Morning", 2, 1), ("Gannet", 1, 2), ("06:10", 1, 1), ("09:40", 1, 1),
+        ("07:00", 1, 1), ("10:30", 1, 1),
+    ]  # fmt: skip

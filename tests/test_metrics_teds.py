@@ -20,6 +20,7 @@ from pytest_doceval.casebuild import PANDOC_MARKDOWN, SPAN_TABLES_FILTER
 from pytest_doceval.metrics.table_trees import Cell, Group, Table, read_tables
 from pytest_doceval.metrics.teds import teds, teds_s, teds_score
 from pytest_doceval.metrics.tree_edit import Node, tree_edit_distance, weighted_tree_edit_distance
+from tests.conftest import REALDATA
 
 apted = pytest.importorskip("apted")
 
@@ -186,8 +187,6 @@ def test_unit_costs_through_the_weighted_path_equal_the_unit_distance() -> None:
 
 
 # ----------------------------------------------------------------- real tables
-
-from tests.conftest import REALDATA  # noqa: E402
 
 
 def _pandoc(source: Path, to: str, *extra: str) -> str:
