@@ -367,14 +367,12 @@ def test_real_latex_documents(name: str, tmp_path: Path) -> None:
 
 
 SPANS_TEX = r"""\documentclass{article}
-\usepackage{multirow}
 \begin{document}
 \begin{tabular}{|l|c|c|}
 \hline
  & \multicolumn{2}{c|}{Morning} \\
 \hline
-\multirow{2}{*}{Gannet} & 06:10 & 09:40 \\
- & 07:00 & 10:30 \\
+Gannet & 06:10 & 09:40 \\
 \hline
 \end{tabular}
 
@@ -387,8 +385,10 @@ plain & table \\
 
 @needs_latex
 def test_latex_merged_cells_become_an_html_table(tmp_path: Path) -> None:
-    """pandoc's pipe tables would flatten the spans into empty cells: the filter writes that
-    table as HTML, and leaves a table without spans a pipe table."""
+    """pandoc's pipe tables would flatten the span into an empty cell: the filter writes that
+    table as HTML, and leaves a table without spans a pipe table. (\\multicolumn is LaTeX's own;
+    \\multirow needs texlive-latex-extra, which CI does not install: the committed
+    cases/tables/merged-cells covers rowspan.)"""
     from pytest_doceval.metrics.table_trees import read_tables
 
     source = tmp_path / "spans.tex"
@@ -400,6 +400,9 @@ def test_latex_merged_cells_become_an_html_table(tmp_path: Path) -> None:
     assert (merged.form, plain.form) == ("html", "pipe")
     cells = [(c.text, c.colspan, c.rowspan) for row in merged.rows for c in row]
     assert cells == [
-        ("", 1, 1), ("Morning", 2, 1), ("Gannet", 1, 2), ("06:10", 1, 1), ("09:40", 1, 1),
-        ("07:00", 1, 1), ("10:30", 1, 1),
-    ]  # fmt: skip
+        ("", 1, 1),
+        ("Morning", 2, 1),
+        ("Gannet", 1, 1),
+        ("06:10", 1, 1),
+        ("09:40", 1, 1),
+    ]
