@@ -242,3 +242,66 @@ def test_real_tables_of_psnfss2e_against_apted() -> None:
         other = _perturbed(table, seed)
         assert teds(table, other) == pytest.approx(ref_teds(table, other), abs=1e-9)
         assert teds_s(table, other) == pytest.approx(ref_teds(table, other, True), abs=1e-9)
+
+
+@dataclass
+class ValueNode:
+    value: float
+    children: list[ValueNode] = field(default_factory=list)
+
+
+class DistanceConfig(apted.Config):  # type: ignore[misc]
+    """Rename cost |value_a - value_b|: symmetric, in [0, 1]."""
+
+    def rename(self, a: ValueNode, b: ValueNode) -> float:
+        return abs(a.value - b.value)
+
+    def children(self, node: ValueNode) -> list[ValueNode]:
+        return node.children
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_weighted_distance_for_any_rename_costs(seed: int) -> None:
+    """Random trees of any shape with arbitrary rename costs in [0, 1]: against apted for a
+    symmetric cost (|value difference|) and against zss's weighted Zhang-Shasha for an arbitrary
+    matrix. (apted's Python port may call rename with the trees swapped, so it is not a
+    reference for asymmetric costs; TEDS's costs are symmetric.)"""
+    import numpy as np
+
+    zss = pytest.importorskip("zss")
+    rnd = random.Random(seed)
+    values: dict[int, float] = {}
+
+    def random_tree(depth: int) -> Node:
+        kids = () if depth == 0 else tuple(random_tree(depth - 1) for _ in range(rnd.randint(0, 3)))
+        node = Node(rnd.choice("ab"), kids)
+        values[id(node)] = round(rnd.random(), 3)
+        return node
+
+    def postorder(node: Node) -> list[Node]:
+        return [n for child in node.children for n in postorder(child)] + [node]
+
+    def to_ref(node: Node) -> ValueNode:
+        return ValueNode(values[id(node)], [to_ref(c) for c in node.children])
+
+    x, y = random_tree(rnd.randint(0, 4)), random_tree(rnd.randint(0, 4))
+    order_x, order_y = postorder(x), postorder(y)
+    symmetric = np.array([[abs(values[id(a)] - values[id(b)]) for b in order_y] for a in order_x])
+    expected = apted.APTED(to_ref(x), to_ref(y), DistanceConfig()).compute_edit_distance()
+    got = weighted_tree_edit_distance(x, y, lambda a, b: symmetric)
+    assert got == pytest.approx(expected, abs=1e-9)
+
+    matrix = np.array([[round(rnd.random(), 3) for _ in order_y] for _ in order_x])
+    where_x = {id(n): k for k, n in enumerate(order_x)}
+    where_y = {id(n): k for k, n in enumerate(order_y)}
+    reference = zss.distance(
+        x,
+        y,
+        lambda n: list(n.children),
+        insert_cost=lambda n: 1,
+        remove_cost=lambda n: 1,
+        update_cost=lambda a, b: matrix[where_x[id(a)], where_y[id(b)]],
+    )
+    got = weighted_tree_edit_distance(x, y, lambda a, b: matrix)
+    assert got == pytest.approx(reference, abs=1e-9)

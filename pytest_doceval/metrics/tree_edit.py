@@ -27,6 +27,9 @@ of one keyroot of the first tree against *all* keyroots of the second at once, w
   keyroots; those rows are done by levels of keyroot nesting (a handful in JSON);
 * a keyroot that is a leaf needs no table: a single node against a tree T costs |T| - 1, plus
   1 when no node of T has its label.
+* keyroots of the first tree at one nesting level are disjoint, so their tables are
+  independent; those whose subtrees have the same shape advance together as one 2-d array (a
+  table's forty ``tr`` keyroots are one step per row, not forty).
 
 **Rename costs** (`weighted_tree_edit_distance`, for TEDS): the same algorithm with a matrix of
 rename costs in [0, 1] between the two trees' nodes instead of label equality; insert and delete
