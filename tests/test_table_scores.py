@@ -89,3 +89,12 @@ def test_table_metrics_are_headline_metrics_of_the_documents_kind() -> None:
     for name in TABLE_METRICS:
         spec = DocumentsSuite.metrics[name]
         assert spec.direction == "higher" and spec.headline and spec.bounds == (0.0, 1.0)
+
+
+def test_tables_too_large_for_an_exact_distance_are_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_doceval.metrics import tree_edit
+
+    monkeypatch.setattr(tree_edit, "MAX_CELLS", 10)
+    score = score_tables(A, A.replace("4", "5"))
+    assert score.metrics == {}
+    assert score.notes[0].startswith("table metrics not scored: trees of")

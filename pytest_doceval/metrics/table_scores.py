@@ -9,8 +9,9 @@ pairs, ``table_teds_s`` the mean TEDS-S over the same pairs (unmatched ones 0 in
 is, over max(truth tables, output tables) -- or more when zero-TEDS pairs split.
 
 A truth without tables gives no table metric at all (neither 1 nor 0: there is nothing to
-measure), and an output with tables there gets a note. What the readers found odd (ragged rows,
-broken HTML) is a note naming the side. ``counts["tables"]`` holds the truth's, the output's and
+measure), and an output with tables there gets a note. Tables too large for an exact tree edit
+distance (`tree_edit.MAX_CELLS`) leave the case without table metrics, with a note. What the
+readers found odd (ragged rows, broken HTML) is a note naming the side. ``counts["tables"]`` holds the truth's, the output's and
 the matched tables.
 """
 
@@ -23,6 +24,7 @@ from typing import Any, Final
 import numpy as np
 
 from pytest_doceval.metrics.entries import assign
+from pytest_doceval.metrics.json_input import ExtractionInputError
 from pytest_doceval.metrics.spec import SHARE, MetricSpec
 from pytest_doceval.metrics.table_trees import Table, read_tables
 from pytest_doceval.metrics.teds import teds, teds_s
@@ -111,7 +113,11 @@ def score_tables(truth: str, output: str) -> TableScores:
                 "no table metric for this case"
             )
         return TableScores(notes=notes)
-    pairs = pair_tables(truth_tables, output_tables)
+    try:
+        pairs = pair_tables(truth_tables, output_tables)
+    except ExtractionInputError as exc:  # a table pair past tree_edit.MAX_CELLS
+        notes.append(f"table metrics not scored: {exc}")
+        return TableScores(notes=notes)
     matched = sum(1 for p in pairs if p.truth is not None and p.output is not None)
     metrics = {
         "table_teds": sum(p.teds for p in pairs) / len(pairs),

@@ -338,6 +338,7 @@ def _read_grid(lines: list[str], start: int, number: int) -> tuple[Table | None,
 # ------------------------------------------------------------------------------------ pipe
 
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
+_NOT_NEWLINE = re.compile(r"[^\n]")
 
 
 def _pipe_cells(line: str) -> list[str]:
@@ -384,13 +385,14 @@ def read_tables(text: str) -> TableReading:
     """Every table of `text` in the order it appears, and notes on what was read oddly."""
     text = unify_line_endings(text)
     found: list[tuple[Table | None, list[str]]] = []
-    masked = list(text)
+    pieces: list[str] = []
+    done = 0
     for number, (start, end, closed) in enumerate(_html_regions(text), start=1):
         found.append(_read_html(text[start:end], start, closed, number))
-        for k in range(start, end):  # what an HTML table holds is no grid or pipe table
-            if masked[k] != "\n":
-                masked[k] = " "
-    lines = "".join(masked).split("\n")
+        # What an HTML table holds is no grid or pipe table: blank it, keeping line numbers.
+        pieces += [text[done:start], _NOT_NEWLINE.sub(" ", text[start:end])]
+        done = end
+    lines = "".join([*pieces, text[done:]]).split("\n")
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
