@@ -11,8 +11,8 @@ is, over max(truth tables, output tables) -- or more when zero-TEDS pairs split.
 A truth without tables gives no table metric at all (neither 1 nor 0: there is nothing to
 measure), and an output with tables there gets a note. Tables too large for an exact tree edit
 distance (`tree_edit.MAX_CELLS`) leave the case without table metrics, with a note. What the
-readers found odd (ragged rows, broken HTML) is a note naming the side. ``counts["tables"]`` holds the truth's, the output's and
-the matched tables.
+readers found odd (ragged rows, broken HTML) is a note naming the side. ``counts["tables"]``
+holds the truth's, the output's and the matched tables.
 """
 
 from __future__ import annotations
