@@ -40,3 +40,12 @@ class PlainPdfWords:
                     else:
                         lines[-1] += " " + word
         return "\n".join(lines)
+
+
+@pytest_doceval.register_parser("pymupdf-no-tables")
+def pymupdf_no_tables(settings: Mapping[str, Any]) -> Any:
+    """The built-in `pymupdf` with table detection off, under its own name, so one suite can
+    score it beside `pymupdf` (``[systems.pymupdf-no-tables]`` takes pymupdf's settings)."""
+    from pytest_doceval.systems.pymupdf_text import PyMuPDFText
+
+    return PyMuPDFText({"tables": False, **settings})

@@ -61,6 +61,32 @@ SOURCE_NAME = "source.tex"
 #: `smart`, so dashes and quotes are the characters the PDF shows (``–``, ``’``), not ``--``.
 PANDOC_MARKDOWN = "markdown-smart-simple_tables-multiline_tables-grid_tables"
 
+#: A pandoc Lua filter: pipe tables cannot hold a merged cell (``\multicolumn``, ``\multirow``)
+#: and pandoc 2.x's markdown writer then flattens the spans into empty cells, so a table with a
+#: span is written as an HTML ``<table>`` (with ``colspan``/``rowspan``) instead, as a raw
+#: markdown block (no ``{=html}`` fence). Tables without spans stay pipe tables.
+SPAN_TABLES_FILTER = """
+local function has_span(rows)
+  for _, row in ipairs(rows) do
+    for _, cell in ipairs(row.cells) do
+      if cell.row_span > 1 or cell.col_span > 1 then return true end
+    end
+  end
+  return false
+end
+
+function Table(tbl)
+  local spans = has_span(tbl.head.rows) or has_span(tbl.foot.rows)
+  for _, body in ipairs(tbl.bodies) do
+    spans = spans or has_span(body.head) or has_span(body.body)
+  end
+  if spans then
+    local html = pandoc.write(pandoc.Pandoc({tbl}), "html")
+    return pandoc.RawBlock("markdown", html)
+  end
+end
+"""
+
 #: The truth starts with what ``\maketitle`` prints: pandoc reads title, authors and date into
 #: metadata and, without a template, drops them; the PDF shows them. A truth without them would
 #: charge every parser for text that is really there.
@@ -284,7 +310,8 @@ def build_case_from_latex(
     ``thebibliography`` environment needs nothing extra.
 
     The truth is ``pandoc -f latex -t markdown-smart-simple_tables-multiline_tables-grid_tables
-    --wrap=none``: tables become ``| a | b |`` pipe-table lines, each paragraph one line, dashes
+    --wrap=none``: tables become ``| a | b |`` pipe-table lines (a table with merged cells an
+    HTML ``<table>``: `SPAN_TABLES_FILTER`), each paragraph one line, dashes
     and quotes real characters; a template puts the title (as a ``#`` heading), the authors and
     the date first, as ``\\maketitle`` prints them.
 
@@ -337,6 +364,8 @@ def build_case_from_latex(
     with tempfile.TemporaryDirectory(prefix="doceval-pandoc-") as tmp_name:
         template = Path(tmp_name) / "truth.md.template"
         template.write_text(PANDOC_TEMPLATE, encoding="utf-8")
+        spans_filter = Path(tmp_name) / "span_tables.lua"
+        spans_filter.write_text(SPAN_TABLES_FILTER, encoding="utf-8")
         conv = _run(
             [
                 pandoc,
@@ -347,6 +376,7 @@ def build_case_from_latex(
                 "--wrap=none",
                 "-s",
                 f"--template={template}",
+                f"--lua-filter={spans_filter}",
             ],
             cwd=tex.parent,
             env=env,

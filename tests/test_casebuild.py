@@ -364,3 +364,45 @@ def test_real_latex_documents(name: str, tmp_path: Path) -> None:
     truth = case.truth.read_text("utf-8")
     assert len(truth.strip()) > 500
     assert REAL_DOCUMENTS[name] in truth
+
+
+SPANS_TEX = r"""\documentclass{article}
+\begin{document}
+\begin{tabular}{|l|c|c|}
+\hline
+ & \multicolumn{2}{c|}{Morning} \\
+\hline
+Gannet & 06:10 & 09:40 \\
+\hline
+\end{tabular}
+
+\begin{tabular}{ll}
+plain & table \\
+\end{tabular}
+\end{document}
+"""
+
+
+@needs_latex
+def test_latex_merged_cells_become_an_html_table(tmp_path: Path) -> None:
+    """pandoc's pipe tables would flatten the span into an empty cell: the filter writes that
+    table as HTML, and leaves a table without spans a pipe table. (\\multicolumn is LaTeX's own;
+    \\multirow needs texlive-latex-extra, which CI does not install: the committed
+    cases/tables/merged-cells covers rowspan.)"""
+    from pytest_doceval.metrics.table_trees import read_tables
+
+    source = tmp_path / "spans.tex"
+    source.write_text(SPANS_TEX, encoding="utf-8")
+    built = build_case_from_latex(source, tmp_path / "case")
+    truth = built.truth.read_text("utf-8")
+    assert "```" not in truth and "{=html}" not in truth
+    merged, plain = read_tables(truth).tables
+    assert (merged.form, plain.form) == ("html", "pipe")
+    cells = [(c.text, c.colspan, c.rowspan) for row in merged.rows for c in row]
+    assert cells == [
+        ("", 1, 1),
+        ("Morning", 2, 1),
+        ("Gannet", 1, 1),
+        ("06:10", 1, 1),
+        ("09:40", 1, 1),
+    ]

@@ -26,6 +26,7 @@ from pytest_doceval.embeddings import Embedder
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
 from pytest_doceval.metrics.spec import RATE, SHARE, MetricSpec
 from pytest_doceval.metrics.structure import structure_score
+from pytest_doceval.metrics.table_scores import TABLE_METRICS, score_tables
 from pytest_doceval.metrics.text import (
     ErrorCounts,
     character_alignment,
@@ -180,6 +181,7 @@ class DocumentsSuite(Suite):
             description="mean over chunks of their sentences' mean cosine similarity "
             "(1 - embedding variance); compares only under one embedder",
         ),
+        **TABLE_METRICS,
         "structure_precision_*": MetricSpec("higher", bounds=SHARE, headline=False),
         "structure_recall_*": MetricSpec("higher", bounds=SHARE, headline=False),
         "structure_f1_*": MetricSpec("higher", bounds=SHARE, headline=False),
@@ -298,6 +300,7 @@ class DocumentsSuite(Suite):
         score = score_document(
             truth, output, language=self.language, normalization=self.normalization
         )
+        tables = score_tables(truth, output)
         chunks = chunk_quality(
             truth, output, embedder=self.embedder(), cache_dir=ctx.cache.directory
         )
@@ -308,13 +311,18 @@ class DocumentsSuite(Suite):
             suite=self.name,
             case=ref.case,
             system=ref.system,
-            metrics={**score.metrics, **chunks.metrics},
-            counts=score.counts,
+            metrics={**score.metrics, **tables.metrics, **chunks.metrics},
+            counts={**score.counts, **tables.counts},
             details={"structure_counts": score.structure_counts, **chunks.details},
-            views={"text_diff": score.diff, **views, **_output_change(output, key, ctx)},
+            views={
+                "text_diff": score.diff,
+                **tables.views,
+                **views,
+                **_output_change(output, key, ctx),
+            },
             fingerprint=fingerprint,
             cache_key=key,
-            notes=notes,
+            notes=notes + tables.notes,
         )
 
     def requests(self, refs: Sequence[CaseRef], ctx: RunContext) -> list[Any]:

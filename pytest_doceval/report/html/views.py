@@ -123,11 +123,13 @@ VIEWS: dict[str, ViewRenderer] = {
 # Kinds' own views, beside the generic ones.
 from pytest_doceval.report.html import extraction as _extraction  # noqa: E402
 from pytest_doceval.report.html import facts as _facts  # noqa: E402
+from pytest_doceval.report.html import tables as _tables  # noqa: E402
 
 VIEWS["entry_alignment"] = _extraction.entry_alignment
 VIEWS["field_verdicts"] = _extraction.field_verdicts
 VIEWS["schema_errors"] = _extraction.schema_errors
 VIEWS["fact_check"] = _facts.fact_check
+VIEWS["tables"] = _tables.tables
 
 
 def case_views(
