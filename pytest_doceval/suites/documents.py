@@ -39,6 +39,7 @@ from pytest_doceval.suites.base import CaseRef, RunContext, Suite, system_list
 from pytest_doceval.suites.documents_chunks import chunk_quality
 from pytest_doceval.systems import Parser, SystemEnv
 from pytest_doceval.systems.base import RefiningParser, run_system
+from pytest_doceval.systems.pdf import repair_note
 from pytest_doceval.tokenise import LANGUAGES, tokeniser_for
 
 DOCUMENT = "document.pdf"
@@ -282,6 +283,14 @@ class DocumentsSuite(Suite):
         if ref.system in self.parsers:
             parsed = self._parse(ref.system, case_dir / DOCUMENT, ctx)
             output, fingerprint, key = parsed.text, parsed.fingerprint, parsed.key
+            repair = repair_note(case_dir / DOCUMENT)
+            if repair and not output.strip():
+                raise CaseInputError(
+                    f"{case_dir / DOCUMENT}: damaged PDF: {repair}, and {ref.system} found no "
+                    "text in what it rebuilt; fix or replace the file (nothing was scored)"
+                )
+            if repair:
+                notes.append(f"damaged {DOCUMENT}: {repair}; scored on the repaired document")
             if not output.strip():
                 notes.append(f"{ref.system} returned no text for {DOCUMENT}")
             if parsed.stage1 is not None and parsed.stage1 != output:
