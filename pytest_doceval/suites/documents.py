@@ -33,10 +33,12 @@ from pytest_doceval.metrics.text import (
     word_errors,
 )
 from pytest_doceval.normalise import PROFILES, RAW, Profile, get_profile
+from pytest_doceval.report.paper import TableBuilder
 from pytest_doceval.results import CaseResult
 from pytest_doceval.scope import split_body_references
 from pytest_doceval.suites.base import CaseRef, RunContext, Suite, system_list
 from pytest_doceval.suites.documents_chunks import chunk_quality
+from pytest_doceval.suites.documents_paper import per_parser, table3
 from pytest_doceval.systems import Parser, SystemEnv
 from pytest_doceval.systems.base import RefiningParser, run_system
 from pytest_doceval.systems.pdf import repair_note
@@ -145,6 +147,7 @@ def _rate(description: str, counts: str) -> MetricSpec:
 class DocumentsSuite(Suite):
     kind = "documents"
     KEYS = frozenset({"kind", "systems", "language", "normalization", "vlm", "embedder"})
+    paper_tables: ClassVar[tuple[TableBuilder, ...]] = (table3, per_parser)
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
         "cer": _rate("character error rate after the normalisation profile (seed 002)", "cer"),
         "wer": _rate("word error rate, tokenised for the suite's language", "wer"),
