@@ -3,6 +3,7 @@ where reports go, a case folder given as a path."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -68,3 +69,71 @@ def test_damaged_pdf_without_text_errors_and_with_text_is_scored_with_a_note(
     pytester.runpytest("--doceval", "--doceval-update")
     baseline = (pytester.path / "baselines" / "damaged.json").read_text()
     assert "stub[pymupdf]" not in baseline and "clipped[pymupdf]" in baseline
+
+
+def test_cli_help_names_every_argument_version_and_exit_statuses(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import argparse
+
+    from pytest_doceval.cli import build_parser
+    from pytest_doceval.cli import main as doceval
+
+    parser = build_parser()
+    [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for name, command in sub.choices.items():
+        for action in command._actions:
+            assert action.help, f"doceval {name} {action.dest}: no help"
+        assert "exit status:" in command.format_help()
+    assert "1  `compare` found a significant regression" in parser.format_help()
+    with pytest.raises(SystemExit) as done:
+        doceval(["--version"])
+    assert done.value.code == 0
+    assert re.fullmatch(r"doceval \d+\.\d+\S*\n", capsys.readouterr().out)
+
+
+def _tide_cases(n: int) -> dict[str, dict[str, str]]:
+    text = "tidal storage moves water between two basins and returns it after sunset " * 3
+    return {f"c{i:02d}": {"truth": text, "sys": text} for i in range(n)}
+
+
+def test_cli_compare_lists_changed_cases_worst_first_and_summarises_the_rest(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_doceval.cli import main as doceval
+
+    suite = write_suite(pytester.path, "tides", _tide_cases(8), systems=["sys"], gates="")
+    pytester.runpytest("--doceval", "--doceval-json", "old.json", "--doceval-html", "")
+    slightly, badly = suite / "c01" / "outputs" / "sys.md", suite / "c05" / "outputs" / "sys.md"
+    slightly.write_text(slightly.read_text().replace("water", "watr", 1))
+    badly.write_text(badly.read_text().replace("water", "w"))
+    pytester.runpytest("--doceval", "--doceval-json", "new.json", "--doceval-html", "")
+    assert doceval(["compare", "old.json", "new.json"]) == 0  # two cases of eight: noise
+    out = capsys.readouterr().out
+    assert "unchanged: no significant change" in out
+    assert " unchanged\n" not in out and " unchanged  " not in out  # no row per unchanged
+    lines = [line for line in out.splitlines() if line.split()[:1] == ["tides"]]
+    cer = [line for line in lines if "  cer " in line]
+    assert [line.split()[1] for line in cer] == ["c05", "c01"]  # worst first
+    old = read_report(pytester.path / "old.json")["suites"]["tides"]["results"]
+    new = read_report(pytester.path / "new.json")["suites"]["tides"]["results"]
+    before = next(r for r in old if r["case"] == "c05")["metrics"]["cer"]
+    after = next(r for r in new if r["case"] == "c05")["metrics"]["cer"]
+    assert f"{before:.4f}  {after:.4f}  {after - before:+.4f}" in cer[0]
+
+
+def test_cli_compare_writes_n_a_for_one_case(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_doceval.cli import main as doceval
+
+    suite = write_suite(pytester.path, "tides", _tide_cases(1), systems=["sys"], gates="")
+    pytester.runpytest("--doceval", "--doceval-json", "old.json", "--doceval-html", "")
+    out = suite / "c00" / "outputs" / "sys.md"
+    out.write_text(out.read_text().replace("water", "w"))
+    pytester.runpytest("--doceval", "--doceval-json", "new.json", "--doceval-html", "")
+    doceval(["compare", "old.json", "new.json", "--all", "--metric", "cer"])
+    text = capsys.readouterr().out
+    assert "nan" not in text
+    row = next(line for line in text.splitlines() if line.split()[:3] == ["tides", "sys", "cer"])
+    assert row.split()[7:9] == ["n/a", "n/a"]  # the CI and p(t) of one paired difference
