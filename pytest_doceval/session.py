@@ -158,6 +158,23 @@ class DocevalSession:
                 files.extend(sorted(path.rglob("suite.toml")))
         return files
 
+    def path_hints(self) -> list[str]:
+        """For a run that collected nothing: a case folder given as a path (the suite folder,
+        with its suite.toml, is what pytest collects) gets told so."""
+        hints = []
+        for arg in self.config.args:
+            path = Path(self.config.invocation_params.dir) / arg.split("::")[0]
+            if not path.is_dir() or next(path.rglob("suite.toml"), None) is not None:
+                continue
+            suite = next((p for p in path.parents if (p / "suite.toml").is_file()), None)
+            if suite is not None:
+                case = path.relative_to(suite).parts[0]
+                hints.append(
+                    f"hint: {arg} is a case folder of suite {suite}; a suite is collected from "
+                    f"its folder (suite.toml): pytest --doceval {suite} -k {case}"
+                )
+        return hints
+
     @cached_property
     def heartbeat(self) -> Heartbeat:
         """The run's one heartbeat (see `progress`)."""
@@ -333,14 +350,21 @@ class DocevalSession:
             interrupted=interrupted,
         )
         write_report(report, self.options.json_path)
-        self.summary_lines.append(f"doceval report: {self.options.json_path}")
+        self.summary_lines.append(f"doceval report: {self._shown(self.options.json_path)}")
         if self.options.html_path is not None:
             from pytest_doceval.report.html import write_html
 
             write_html(report, self.options.html_path)
-            self.summary_lines.append(f"doceval HTML report: {self.options.html_path}")
+            self.summary_lines.append(f"doceval HTML report: {self._shown(self.options.html_path)}")
         self.report = report
         return bool(self.gate_failures)
+
+    def _shown(self, path: Path) -> str:
+        """A path as the user can open it from where pytest was started."""
+        try:
+            return path.relative_to(self.config.invocation_params.dir).as_posix()
+        except ValueError:
+            return path.as_posix()
 
     def _relative(self, path: Path) -> str:
         try:

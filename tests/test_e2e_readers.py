@@ -137,3 +137,55 @@ def test_cli_compare_writes_n_a_for_one_case(
     assert "nan" not in text
     row = next(line for line in text.splitlines() if line.split()[:3] == ["tides", "sys", "cer"])
     assert row.split()[7:9] == ["n/a", "n/a"]  # the CI and p(t) of one paired difference
+
+
+def _project(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pyproject.toml").write_text('[tool.doceval]\nsuites = ["cases"]\n')
+    return folder
+
+
+def test_reports_go_to_the_project_root_like_baselines(pytester: pytest.Pytester) -> None:
+    root = _project(pytester.path / "proj")
+    write_suite(root, "tides", _tide_cases(2), systems=["sys"], gates="")
+    (root / "cases" / "sub").mkdir()
+    pytester.chdir()
+    import os
+
+    os.chdir(root / "cases" / "sub")
+    result = pytester.runpytest("--doceval", "--doceval-update", str(root / "cases" / "tides"))
+    result.assert_outcomes(passed=2)
+    assert (root / "doceval-report.json").is_file() and (root / "doceval-report.html").is_file()
+    assert (root / "baselines" / "tides.json").is_file()
+    assert not (root / "cases" / "sub" / "doceval-report.json").exists()
+    # A path given is the user's: relative to where pytest was started.
+    pytester.runpytest("--doceval", "--doceval-json", "here.json", str(root / "cases" / "tides"))
+    assert (root / "cases" / "sub" / "here.json").is_file()
+
+
+def test_space_form_of_an_empty_html_path_with_a_suite_of_another_project(
+    pytester: pytest.Pytester,
+) -> None:
+    other = _project(pytester.path / "other")
+    proj = _project(pytester.path / "proj")
+    write_suite(proj, "tides", _tide_cases(2), systems=["sys"], gates="")
+    import os
+
+    os.chdir(other)
+    result = pytester.runpytest(
+        "--doceval", "--doceval-update", "--doceval-html", "", "../proj/cases/tides"
+    )
+    result.assert_outcomes(passed=2)
+    report = read_report(proj / "doceval-report.json")
+    assert list(report["suites"]) == ["tides"] and "error" not in report["suites"]["tides"]
+    assert (proj / "baselines" / "tides.json").is_file()
+    assert not (proj / "doceval-report.html").exists() and not (other / "baselines").exists()
+
+
+def test_a_case_folder_given_as_a_path_gets_a_hint(pytester: pytest.Pytester) -> None:
+    write_suite(pytester.path, "tides", _tide_cases(2), systems=["sys"], gates="")
+    result = pytester.runpytest("--doceval", "cases/tides/c01")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(
+        ["*hint: cases/tides/c01 is a case folder of suite *tides*pytest --doceval *tides -k c01"]
+    )
