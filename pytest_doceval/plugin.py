@@ -330,5 +330,7 @@ def _lost_row(report: pytest.TestReport) -> dict[str, Any]:
     path, _, name = report.nodeid.partition("::")
     case, system = split_key(name) if "[" in name else (name, "*")
     row = new_row(Path(path).parent.name, case, system, nodeid=report.nodeid)
+    # pytest's own word for it: a failure while the test ran is "failed", in setup "error".
+    row["outcome"] = "failed" if report.when == "call" else "error"
     row["message"] = str(report.longrepr)[-2000:]
     return row
