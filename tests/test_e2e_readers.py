@@ -65,6 +65,10 @@ def test_damaged_pdf_without_text_errors_and_with_text_is_scored_with_a_note(
     assert by_case["clipped"]["metrics"]["cer"] < 0.2
     assert any("repair" in note for note in by_case["clipped"]["notes"])
     assert not any("repair" in note for note in by_case["sound"].get("notes", []))
+    # The HTML's case table carries the note as the row's message (drawn as text: see
+    # test_html_readers_chromium for the rendering).
+    page = (pytester.path / "doceval-report.html").read_text()
+    assert "note: damaged document.pdf: MuPDF had to repair it" in page
     # Nothing damaged becomes a baseline silently: the stub stays out of it.
     pytester.runpytest("--doceval", "--doceval-update")
     baseline = (pytester.path / "baselines" / "damaged.json").read_text()
