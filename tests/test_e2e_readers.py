@@ -193,3 +193,17 @@ def test_a_case_folder_given_as_a_path_gets_a_hint(pytester: pytest.Pytester) ->
     result.stdout.fnmatch_lines(
         ["*hint: cases/tides/c01 is a case folder of suite *tides*pytest --doceval *tides -k c01"]
     )
+
+
+def test_readme_tells_a_newcomer_what_the_tests_need() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    developing = readme[readme.index("## Developing") :]
+    for needed in ("apt-get install chromium", "apt-get install pandoc", "texlive-latex-base"):
+        assert needed in developing, needed
+    assert "DOCEVAL_REALDATA" in developing and "\nmypy " in developing
+    # The copy-paste server start uses the flags the project's own llama.cpp fixture uses.
+    start = next(line for line in developing.splitlines() if "-m llama_cpp.server" in line)
+    fixture = (REPO / "tests" / "llama_server.py").read_text(encoding="utf-8")
+    for flag in re.findall(r"--\w+", start):
+        assert f'"{flag}"' in fixture, flag
+    assert "`ocr` (default `false`)" in readme
