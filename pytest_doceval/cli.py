@@ -57,6 +57,8 @@ def _report(args: argparse.Namespace) -> int:
     from pytest_doceval.report.json_report import load_report
     from pytest_doceval.report.terminal import summary_lines
 
+    if args.format == "text" and (args.output or args.suite):
+        raise DocevalError("-o and --suite apply to the paper tables: add --format latex|markdown")
     report = load_report(args.report)
     if args.format != "text":
         from pytest_doceval.atomic import write_text_atomic

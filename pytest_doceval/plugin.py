@@ -284,7 +284,7 @@ class SessionHooks:
         if _is_worker(config):
             return
         if not hasattr(self.session, "report"):
-            hints = self.session.path_hints()
+            hints = case_folder_hints(config)
             if hints:
                 terminalreporter.section("doceval")
                 for line in [*self.session.summary_lines, *hints]:
@@ -322,6 +322,24 @@ class SessionHooks:
             from pytest_doceval.report.pytest_html import summary_html
 
             prefix.append(summary_html(report))
+
+
+def case_folder_hints(config: pytest.Config) -> list[str]:
+    """For a run that collected nothing: a case folder given as a path (the suite folder,
+    with its suite.toml, is what pytest collects) gets told so."""
+    hints = []
+    for arg in config.args:
+        path = Path(config.invocation_params.dir) / arg.split("::")[0]
+        if not path.is_dir() or next(path.rglob("suite.toml"), None) is not None:
+            continue
+        suite = next((p for p in path.parents if (p / "suite.toml").is_file()), None)
+        if suite is not None:
+            case = path.relative_to(suite).parts[0]
+            hints.append(
+                f"hint: {arg} is a case folder of suite {suite}; a suite is collected from its "
+                f"folder (suite.toml): pytest --doceval {suite} -k {case}"
+            )
+    return hints
 
 
 def _lost_row(report: pytest.TestReport) -> dict[str, Any]:

@@ -158,23 +158,6 @@ class DocevalSession:
                 files.extend(sorted(path.rglob("suite.toml")))
         return files
 
-    def path_hints(self) -> list[str]:
-        """For a run that collected nothing: a case folder given as a path (the suite folder,
-        with its suite.toml, is what pytest collects) gets told so."""
-        hints = []
-        for arg in self.config.args:
-            path = Path(self.config.invocation_params.dir) / arg.split("::")[0]
-            if not path.is_dir() or next(path.rglob("suite.toml"), None) is not None:
-                continue
-            suite = next((p for p in path.parents if (p / "suite.toml").is_file()), None)
-            if suite is not None:
-                case = path.relative_to(suite).parts[0]
-                hints.append(
-                    f"hint: {arg} is a case folder of suite {suite}; a suite is collected from "
-                    f"its folder (suite.toml): pytest --doceval {suite} -k {case}"
-                )
-        return hints
-
     @cached_property
     def heartbeat(self) -> Heartbeat:
         """The run's one heartbeat (see `progress`)."""
