@@ -101,6 +101,8 @@ def what_changed(view: SuiteView) -> str:
     if not read:
         parts.append("</section>")
         return "".join(parts)
+    if significant and failures:
+        parts.append("<h4>Suite means that moved beyond their confidence interval</h4>")
     if significant:
         rows = "".join(
             _row(d, c, f'<td class="verdict delta {c.verdict} sig">{_arrow(d)} {c.verdict}</td>')
