@@ -151,7 +151,6 @@ def test_entry_point_systems_are_found(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(registry.create("from-package"), PyMuPDFText)
 
 
-
 @pytest.mark.skipif(not SCAN.is_dir(), reason="example case not built")
 def test_pymupdf4llm_does_not_ocr_unless_asked(capfd: pytest.CaptureFixture[str]) -> None:
     """A textless page gives no text, and nothing is printed into the run's output; OCR is a
