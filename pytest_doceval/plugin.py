@@ -20,6 +20,10 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hooks)
 
 
+# Reports a run writes when no path is given, in the project root (where baselines go).
+JSON_REPORT, HTML_REPORT = "doceval-report.json", "doceval-report.html"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("doceval", "document-AI evaluation (pytest-doceval)")
     group.addoption(
@@ -35,14 +39,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--doceval-json",
         metavar="PATH",
-        default="doceval-report.json",
-        help="where to write the JSON report (default: %(default)s)",
+        default=None,
+        help=f"where to write the JSON report (default: {JSON_REPORT} in the project root, "
+        "beside the baselines)",
     )
     group.addoption(
         "--doceval-html",
         metavar="PATH",
-        default="doceval-report.html",
-        help="where to write the self-contained HTML report ('' to skip; default: %(default)s)",
+        default=None,
+        help="where to write the self-contained HTML report ('' to skip; default: "
+        f"{HTML_REPORT} in the project root)",
     )
     group.addoption(
         "--doceval-cache-dir",
@@ -140,7 +146,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_doceval.errors import DocevalError
     from pytest_doceval.session import SESSION_KEY, DocevalSession, Options, parse_shard
 
-    root = find_project_root(config.rootpath, Path(config.invocation_params.dir))
+    invoked = Path(config.invocation_params.dir)
+    root = find_project_root(*_given_paths(config), config.rootpath, invoked)
     try:
         project = ProjectConfig.load(root)
     except DocevalError as exc:
@@ -149,8 +156,8 @@ def pytest_configure(config: pytest.Config) -> None:
     html = config.getoption("doceval_html")
     options = Options(
         update=config.getoption("doceval_update"),
-        json_path=Path(config.getoption("doceval_json")),
-        html_path=Path(html) if html else None,
+        json_path=invoked / (config.getoption("doceval_json") or root / JSON_REPORT),
+        html_path=None if html == "" else invoked / (html or root / HTML_REPORT),
         cache_dir=cache_dir,
         cache_mode="off"
         if config.getoption("doceval_no_cache")
@@ -174,6 +181,17 @@ def pytest_configure(config: pytest.Config) -> None:
         suites = [str(root / p) for p in project.suites if (root / p).exists()]
         if suites:
             config.args = suites
+
+
+def _given_paths(config: pytest.Config) -> list[Path]:
+    """The existing paths given on the command line, first: the doceval project is the one of
+    the suites asked for. (pytest's rootdir can be elsewhere: it is fixed before plugins load,
+    so it reads ``--doceval-html ''``'s empty value as a path, the current folder.)"""
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        return []
+    invoked = Path(config.invocation_params.dir)
+    paths = [invoked / arg.split("::")[0] for arg in config.args if arg]
+    return [p.resolve() for p in paths if p.exists()]
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -212,6 +230,8 @@ def pytest_runtest_makereport(
     row = getattr(item, "doceval_row", None)
     if row is None:  # a suite that could not be loaded: logged as a lost row
         return report
+    # The suite file itself, not a node id pytest made relative to a rootdir that may not hold it.
+    report.doceval_suite_file = str(item.path)  # type: ignore[attr-defined]
     if call.when == "setup" and (report.failed or report.skipped):
         row["outcome"] = "skipped" if report.skipped else "error"
         row["message"] = str(call.excinfo.value) if call.excinfo else None
@@ -233,7 +253,8 @@ class SessionHooks:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         row = getattr(report, "doceval_row", None)
         if row is not None:
-            self.session.add_row(self._suite_file(report.nodeid), row)
+            file = getattr(report, "doceval_suite_file", None)
+            self.session.add_row(Path(file) if file else self._suite_file(report.nodeid), row)
         elif report.failed and report.nodeid.split("::")[0].endswith("suite.toml"):
             # A broken suite, or an item whose xdist worker crashed: keep it in the report.
             self.session.add_row(self._suite_file(report.nodeid), _lost_row(report))
@@ -260,7 +281,14 @@ class SessionHooks:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
-        if _is_worker(config) or not hasattr(self.session, "report"):
+        if _is_worker(config):
+            return
+        if not hasattr(self.session, "report"):
+            hints = case_folder_hints(config)
+            if hints:
+                terminalreporter.section("doceval")
+                for line in [*self.session.summary_lines, *hints]:
+                    terminalreporter.write_line(line, yellow=True)
             return
         from pytest_doceval.report.terminal import summary_lines
 
@@ -296,11 +324,31 @@ class SessionHooks:
             prefix.append(summary_html(report))
 
 
+def case_folder_hints(config: pytest.Config) -> list[str]:
+    """For a run that collected nothing: a case folder given as a path (the suite folder,
+    with its suite.toml, is what pytest collects) gets told so."""
+    hints = []
+    for arg in config.args:
+        path = Path(config.invocation_params.dir) / arg.split("::")[0]
+        if not path.is_dir() or next(path.rglob("suite.toml"), None) is not None:
+            continue
+        suite = next((p for p in path.parents if (p / "suite.toml").is_file()), None)
+        if suite is not None:
+            case = path.relative_to(suite).parts[0]
+            hints.append(
+                f"hint: {arg} is a case folder of suite {suite}; a suite is collected from its "
+                f"folder (suite.toml): pytest --doceval {suite} -k {case}"
+            )
+    return hints
+
+
 def _lost_row(report: pytest.TestReport) -> dict[str, Any]:
     from pytest_doceval.rows import new_row, split_key
 
     path, _, name = report.nodeid.partition("::")
     case, system = split_key(name) if "[" in name else (name, "*")
     row = new_row(Path(path).parent.name, case, system, nodeid=report.nodeid)
+    # pytest's own word for it: a failure while the test ran is "failed", in setup "error".
+    row["outcome"] = "failed" if report.when == "call" else "error"
     row["message"] = str(report.longrepr)[-2000:]
     return row

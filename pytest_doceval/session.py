@@ -26,7 +26,7 @@ from pytest_doceval.baselines import (
 from pytest_doceval.cache import OutputCache
 from pytest_doceval.config import ProjectConfig, StatsConfig, load_suite_spec
 from pytest_doceval.errors import DocevalError, SuiteConfigError
-from pytest_doceval.gates import check_case
+from pytest_doceval.gates import Bound, Rule, check_case
 from pytest_doceval.metrics.spec import ordered_specs
 from pytest_doceval.models.runtime import ModelRuntime
 from pytest_doceval.progress import Heartbeat
@@ -247,10 +247,12 @@ class DocevalSession:
         return None if baseline is None else baseline.metrics(ref.key)
 
     def gate_failures_for(self, suite: Suite, result: CaseResult) -> list[str]:
-        """The kind's own failures and the per-case gate failures; none while updating baselines
-        (today's numbers are accepted)."""
+        """The kind's own failures and the per-case gate failures. While updating baselines
+        today's numbers are accepted against every baseline-relative rule (tolerances, and the
+        kind's own failures, which are against the baseline too), but an absolute bound
+        (``>= 0.9``) says what any run must reach and still fails."""
         if self.options.update:
-            return []
+            return self._bound_failures(suite, result)
         if not suite.spec.case_gates:
             return list(result.failures)
         baseline = self.baseline(suite)
@@ -276,6 +278,22 @@ class DocevalSession:
                 label=label,
             )
         return [*result.failures, *failures]
+
+    def _bound_failures(self, suite: Suite, result: CaseResult) -> list[str]:
+        label = f"{suite.name}/{result.key}"
+        failures: list[str] = []
+        for metric, rules in suite.spec.case_gates.items():
+            bounds: list[Rule] = [rule for rule in rules if isinstance(rule, Bound)]
+            if bounds and metric in result.metrics:
+                failures += check_case(
+                    metric,
+                    result.metrics[metric],
+                    None,
+                    bounds,
+                    direction=suite.metric_spec(metric).direction,
+                    label=label,
+                )
+        return failures
 
     # -- the controller -----------------------------------------------------------------------
 
@@ -315,14 +333,21 @@ class DocevalSession:
             interrupted=interrupted,
         )
         write_report(report, self.options.json_path)
-        self.summary_lines.append(f"doceval report: {self.options.json_path}")
+        self.summary_lines.append(f"doceval report: {self._shown(self.options.json_path)}")
         if self.options.html_path is not None:
             from pytest_doceval.report.html import write_html
 
             write_html(report, self.options.html_path)
-            self.summary_lines.append(f"doceval HTML report: {self.options.html_path}")
+            self.summary_lines.append(f"doceval HTML report: {self._shown(self.options.html_path)}")
         self.report = report
         return bool(self.gate_failures)
+
+    def _shown(self, path: Path) -> str:
+        """A path as the user can open it from where pytest was started."""
+        try:
+            return path.relative_to(self.config.invocation_params.dir).as_posix()
+        except ValueError:
+            return path.as_posix()
 
     def _relative(self, path: Path) -> str:
         try:

@@ -149,3 +149,17 @@ def test_entry_point_systems_are_found(monkeypatch: pytest.MonkeyPatch) -> None:
     registry = build_registry()
     assert "from-package" in registry
     assert isinstance(registry.create("from-package"), PyMuPDFText)
+
+
+@pytest.mark.skipif(not SCAN.is_dir(), reason="example case not built")
+def test_pymupdf4llm_does_not_ocr_unless_asked(capfd: pytest.CaptureFixture[str]) -> None:
+    """A textless page gives no text, and nothing is printed into the run's output; OCR is a
+    setting that changes the fingerprint."""
+    from pytest_doceval.systems.pymupdf4llm_md import PyMuPDF4LLM
+
+    assert PyMuPDF4LLM().parse(SCAN / "document.pdf") == ""
+    out, err = capfd.readouterr()
+    assert "ocr" not in (out + err).lower()
+    assert PyMuPDF4LLM({"ocr": True}).fingerprint() != PyMuPDF4LLM().fingerprint()
+    with pytest.raises(ValueError, match="ocr = 'yes' is not true or false"):
+        PyMuPDF4LLM({"ocr": "yes"})

@@ -82,44 +82,119 @@ def compare_reports(
     return rows
 
 
-def _num(value: float) -> str:
-    return "nan" if value != value else f"{value:+.4f}"
+def case_changes(
+    old: Mapping[str, Any], new: Mapping[str, Any], rows: Iterable[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Every case whose value moved, for the (suite, system, metric) of `rows`, worst first:
+    ``worsening`` is the change in the metric's bad direction (negative for an improvement)."""
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        suite, system, metric = row["suite"], row["system"], row["metric"]
+        before = values_by_system(old["suites"][suite]["results"], metric).get(system, {})
+        after = values_by_system(new["suites"][suite]["results"], metric).get(system, {})
+        sign = 1.0 if row["direction"] == "lower" else -1.0
+        for case in sorted(set(before) & set(after)):
+            diff = after[case] - before[case]
+            if round(diff, 9) != 0:
+                out.append(
+                    {
+                        "suite": suite,
+                        "system": system,
+                        "metric": metric,
+                        "case": case,
+                        "old": before[case],
+                        "new": after[case],
+                        "diff": diff,
+                        "worsening": sign * diff,
+                    }
+                )
+    return sorted(out, key=lambda c: (-c["worsening"], c["suite"], c["case"], c["system"]))
 
 
-def format_comparison(rows: list[dict[str, Any]]) -> str:
-    header = [
-        "suite",
-        "system",
-        "metric",
-        "n",
-        "old",
-        "new",
-        "diff",
-        "95% CI",
-        "p(t)",
-        "p(W)",
-        "d",
-        "verdict",
-    ]
-    table = [header]
-    for r in rows:
-        table.append(
-            [
-                r["suite"],
-                r["system"],
-                r["metric"],
-                str(r["n"]),
-                f"{r['old_mean']:.4f}",
-                f"{r['new_mean']:.4f}",
-                _num(r["mean_diff"]),
-                f"[{_num(r['ci_low'])}, {_num(r['ci_high'])}]",
-                f"{r['p_ttest']:.3g}",
-                f"{r['p_wilcoxon']:.3g}",
-                f"{r['cohens_d']:.2f}",
-                r["verdict"].upper() if r["verdict"] == "worse" else r["verdict"],
-            ]
-        )
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    return "\n".join(
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in table
+def _num(value: float | None) -> str:
+    """A signed number, or n/a where there is none (a CI of one case has no width)."""
+    return "n/a" if value is None or value != value else f"{value:+.4f}"
+
+
+def _p(value: float | None) -> str:
+    return "n/a" if value is None or value != value else f"{value:.3g}"
+
+
+def _ci(row: Mapping[str, Any]) -> str:
+    low, high = row["ci_low"], row["ci_high"]
+    if low is None or high is None or low != low or high != high:
+        return "n/a"
+    return f"[{_num(low)}, {_num(high)}]"
+
+
+def _columns(table: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in table]
+
+
+def format_comparison(
+    rows: list[dict[str, Any]],
+    cases: list[dict[str, Any]] | None = None,
+    *,
+    show_all: bool = False,
+    most_cases: int = 20,
+) -> str:
+    """The significant changes (worse first) as a table, the unchanged ones in one line (every
+    row with `show_all`), then the cases that moved, worst first, at most `most_cases`."""
+    order = {"worse": 0, "better": 1, "unchanged": 2}
+    shown = sorted(
+        (r for r in rows if show_all or r["verdict"] != "unchanged"),
+        key=lambda r: order.get(r["verdict"], 3),
     )
+    header = ["suite", "system", "metric", "n", "old", "new", "diff", "95% CI"]
+    header += ["p(t)", "p(W)", "d", "verdict"]
+    lines: list[str] = []
+    if shown:
+        table = [header]
+        for r in shown:
+            table.append(
+                [
+                    r["suite"],
+                    r["system"],
+                    r["metric"],
+                    str(r["n"]),
+                    f"{r['old_mean']:.4f}",
+                    f"{r['new_mean']:.4f}",
+                    _num(r["mean_diff"]),
+                    _ci(r),
+                    _p(r["p_ttest"]),
+                    _p(r["p_wilcoxon"]),
+                    "n/a" if r["cohens_d"] != r["cohens_d"] else f"{r['cohens_d']:.2f}",
+                    r["verdict"].upper() if r["verdict"] == "worse" else r["verdict"],
+                ]
+            )
+        lines += _columns(table)
+    unchanged = sum(r["verdict"] == "unchanged" for r in rows)
+    if unchanged and not show_all:
+        lines.append(
+            f"{unchanged} of {len(rows)} (suite, system, metric) unchanged: no significant "
+            "change (--all lists them)"
+        )
+    if cases is not None:
+        lines.append("")
+        if not cases:
+            lines.append("per case: no case changed value")
+        else:
+            lines.append(f"per case: {len(cases)} value(s) changed, worst first")
+            table = [["suite", "case", "system", "metric", "old", "new", "diff"]]
+            for c in cases[:most_cases]:
+                table.append(
+                    [
+                        c["suite"],
+                        c["case"],
+                        c["system"],
+                        c["metric"],
+                        f"{c['old']:.4f}",
+                        f"{c['new']:.4f}",
+                        _num(c["diff"]),
+                    ]
+                )
+            lines += _columns(table)
+            if len(cases) > most_cases:
+                lines.append(f"... and {len(cases) - most_cases} more (--cases N shows more)")
+    return "\n".join(lines)

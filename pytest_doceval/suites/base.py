@@ -10,7 +10,7 @@ must be deterministic (pytest-xdist compares it across workers), so kinds sort w
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -85,6 +85,8 @@ class Suite(ABC):
     kind: ClassVar[str]
     metrics: ClassVar[Mapping[str, MetricSpec]]
     analyses: ClassVar[Sequence[Analysis]] = ()
+    # The kind's paper tables (`report.paper`): each builder turns a report section into tables.
+    paper_tables: ClassVar[Sequence[Callable[[Mapping[str, Any]], list[Any]]]] = ()
 
     def __init__(self, spec: SuiteSpec, systems_env: SystemEnv) -> None:
         self.spec = spec

@@ -34,12 +34,15 @@ from pytest_doceval.metrics.text import (
     word_errors,
 )
 from pytest_doceval.normalise import PROFILES, RAW, Profile, get_profile
+from pytest_doceval.report.paper import TableBuilder
 from pytest_doceval.results import CaseResult
 from pytest_doceval.scope import split_body_references
 from pytest_doceval.suites.base import CaseRef, RunContext, Suite, system_list
 from pytest_doceval.suites.documents_chunks import chunk_quality
+from pytest_doceval.suites.documents_paper import per_parser, table3
 from pytest_doceval.systems import Parser, SystemEnv
 from pytest_doceval.systems.base import RefiningParser, run_system
+from pytest_doceval.systems.pdf import repair_note
 from pytest_doceval.tokenise import LANGUAGES, tokeniser_for
 
 DOCUMENT = "document.pdf"
@@ -145,6 +148,7 @@ def _rate(description: str, counts: str) -> MetricSpec:
 class DocumentsSuite(Suite):
     kind = "documents"
     KEYS = frozenset({"kind", "systems", "language", "normalization", "vlm", "embedder"})
+    paper_tables: ClassVar[tuple[TableBuilder, ...]] = (table3, per_parser)
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
         "cer": _rate("character error rate after the normalisation profile (seed 002)", "cer"),
         "wer": _rate("word error rate, tokenised for the suite's language", "wer"),
@@ -284,6 +288,14 @@ class DocumentsSuite(Suite):
         if ref.system in self.parsers:
             parsed = self._parse(ref.system, case_dir / DOCUMENT, ctx)
             output, fingerprint, key = parsed.text, parsed.fingerprint, parsed.key
+            repair = repair_note(case_dir / DOCUMENT)
+            if repair and not output.strip():
+                raise CaseInputError(
+                    f"{case_dir / DOCUMENT}: damaged PDF: {repair}, and {ref.system} found no "
+                    "text in what it rebuilt; fix or replace the file (nothing was scored)"
+                )
+            if repair:
+                notes.append(f"damaged {DOCUMENT}: {repair}; scored on the repaired document")
             if not output.strip():
                 notes.append(f"{ref.system} returned no text for {DOCUMENT}")
             if parsed.stage1 is not None and parsed.stage1 != output:

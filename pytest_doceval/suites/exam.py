@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pytest_doceval.cache import cache_key
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError, SystemUnavailable
+from pytest_doceval.exam.paper import accuracy_table, delta_table
 from pytest_doceval.exam.prompts import GENERATION, Track, get_track, prompt_report, scoring_id
 from pytest_doceval.exam.questions import QUESTIONS, Question
 from pytest_doceval.exam.scoring import (
@@ -48,6 +49,7 @@ from pytest_doceval.exam.scoring import (
 )
 from pytest_doceval.metrics.spec import MetricSpec
 from pytest_doceval.metrics.text import character_alignment
+from pytest_doceval.report.paper import TableBuilder
 from pytest_doceval.results import CaseResult
 from pytest_doceval.suites.base import Analysis, CaseRef, RunContext, Suite
 from pytest_doceval.suites.exam_inputs import (
@@ -88,6 +90,7 @@ class _LazyAnalyses(Sequence[Analysis]):
 
 class ExamSuite(Suite):
     kind = "exam"
+    paper_tables: ClassVar[tuple[TableBuilder, ...]] = (accuracy_table, delta_table)
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
         **EXAM_METRICS,
         "ocr_cer": MetricSpec(

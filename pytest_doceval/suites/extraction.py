@@ -41,6 +41,7 @@ from pytest_doceval.metrics.schema_valid import SCHEMA_METRICS, schema_validity
 from pytest_doceval.metrics.spec import SHARE, MetricSpec
 from pytest_doceval.metrics.text import character_alignment
 from pytest_doceval.metrics.tree_edit import TREE_METRICS, tree_edit_score
+from pytest_doceval.report.paper import TableBuilder
 from pytest_doceval.results import CaseResult
 from pytest_doceval.suites.base import CaseRef, RunContext, Suite
 from pytest_doceval.suites.documents import read_text_file
@@ -64,6 +65,7 @@ from pytest_doceval.suites.extraction_llm import (
     read_prediction,
     read_truth,
 )
+from pytest_doceval.suites.extraction_paper import per_variant
 from pytest_doceval.systems import SystemEnv
 
 if TYPE_CHECKING:
@@ -95,6 +97,7 @@ def _digest(data: Any) -> str:
 
 class ExtractionSuite(Suite):
     kind = "extraction"
+    paper_tables: ClassVar[tuple[TableBuilder, ...]] = (per_variant,)
     KEYS = frozenset({"kind", "mode", "variants", "reference_variant", "systems"} | set(MODES))
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
         **ENTRY_METRICS,

@@ -44,7 +44,9 @@ from pytest_doceval.config import SuiteSpec
 from pytest_doceval.errors import DocevalError, SuiteConfigError, SystemUnavailable
 from pytest_doceval.facts import Fact, FactError, FactResult, MathFact, check, check_repeats
 from pytest_doceval.facts.layout import PDF_DIR
+from pytest_doceval.facts.paper import pass_rates
 from pytest_doceval.metrics.spec import MetricSpec
+from pytest_doceval.report.paper import TableBuilder
 from pytest_doceval.results import CaseResult
 from pytest_doceval.suites.base import CaseRef, RunContext, Suite, system_list
 from pytest_doceval.suites.facts_analysis import PassRateAnalysis
@@ -60,6 +62,7 @@ SCORING_REVISION = 1
 
 class FactsSuite(Suite):
     kind = "facts"
+    paper_tables: ClassVar[tuple[TableBuilder, ...]] = (pass_rates,)
     KEYS = frozenset({"kind", "systems", "language"})
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
         "pass": MetricSpec(

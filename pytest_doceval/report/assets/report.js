@@ -275,7 +275,7 @@ function initSuite(root) {
       if (want === "!passed" ? outcome === "passed" : want && outcome !== want) return false;
       if (!q) return true;
       const text = data.cases[r[0]] + "\n" + data.systems[r[1]] + "\n" + labelText(r) +
-        "\n" + (r[5] || "");
+        "\n" + (r[5] || "") + "\n" + outcome;
       return text.toLowerCase().includes(q);
     });
     st.limit = PAGE;
@@ -300,10 +300,37 @@ function initSuite(root) {
       toggle(st, Number(tr.dataset.i), tr);
     }
   });
-  // "#q=text" opens the page filtered (a link to "the failures of nation=KR", and a test hook).
+  // "#q=text" opens the page filtered (a link to "the failures of nation=KR", and a test hook);
+  // an outcome is text too: "#q=failed" shows the failed tests.
   if (location.hash.startsWith("#q=")) textInput.value = decodeURIComponent(location.hash.slice(3));
+  st.search = (q) => { textInput.value = q; refilter(); };
+  st.reveal = (i) => {
+    // A link from "What changed": show row i whatever the filters, open it, scroll to it.
+    outcomeSelect.value = "";
+    textInput.value = "";
+    refilter();
+    st.limit = Math.max(st.limit, st.view.indexOf(i) + 1);
+    draw(st);
+    const tr = st.tbody.querySelector(`tr.case[data-i="${i}"]`);
+    if (!tr) return;
+    if (!st.open.has(i)) toggle(st, i, tr);
+    tr.scrollIntoView({ block: "center" });
+  };
   refilter();
   return st;
+}
+
+// "#case-s<suite>-r<row>": the failing tests listed under "What changed" link to their rows.
+function revealFromHash(states) {
+  if (location.hash.startsWith("#q=")) {
+    const q = decodeURIComponent(location.hash.slice(3));
+    states.forEach((st) => st.search(q));
+    return;
+  }
+  const m = /^#case-s(\d+)-r(\d+)$/.exec(location.hash);
+  if (!m) return;
+  const st = states.find((s) => s.prefix === `doceval-s${m[1]}-d`);
+  if (st) st.reveal(Number(m[2]));
 }
 
 function compareValues(a, b, dir) {
@@ -431,6 +458,8 @@ for (const root of document.querySelectorAll(".cases[data-rows]")) {
     root.appendChild(el("p", "error", "Could not draw the case table: " + err.message));
   }
 }
+if (location.hash.startsWith("#case-")) revealFromHash(states);
+window.addEventListener("hashchange", () => revealFromHash(states));
 document.documentElement.dataset.readyMs = performance.now().toFixed(1);
 if (location.hash === "#selftest") selftest(states);
 })();

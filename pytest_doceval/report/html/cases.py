@@ -105,7 +105,9 @@ def rows_payload(
             moved = current - base if current is not None and base is not None else None
             flags += _FLAG[judge(moved, direction)]
         message = row.get("message")
-        message = None if message is None else str(message)
+        notes = strings(row.get("notes"))
+        # A passed row's notes say what a reader must know (a known failure, a repaired PDF).
+        message = str(message) if message is not None else f"note: {notes[0]}" if notes else None
         if message and len(message) > ROW_MESSAGE_CHARS:
             message = message[: ROW_MESSAGE_CHARS - 1] + "…"
         labels = labels_text(mapping(row.get("labels")))

@@ -240,4 +240,11 @@ def _grid(
     )
 
 
-EXAM_RENDERERS = {"accuracy": accuracy, "deltas": deltas, "breakdowns": breakdowns}
+from pytest_doceval.report.html.exam_factors import FACTOR_RENDERERS  # noqa: E402
+
+EXAM_RENDERERS = {
+    "accuracy": accuracy,
+    "deltas": deltas,
+    "breakdowns": breakdowns,
+    **FACTOR_RENDERERS,
+}

@@ -1,6 +1,7 @@
 """One suite's section, in the order a reviewer reads it: what it is and how its tests came
-out, what changed against the baseline, the gates, the summary with its legend, plots, the
-kind's analyses, baseline bookkeeping, and the per-case table."""
+out, what changed (the tests that failed, then the baseline deltas), the gates, the summary
+with its legend, plots, baseline bookkeeping, the per-case table, and, folded below it, the
+kind's analyses."""
 
 from __future__ import annotations
 
@@ -43,11 +44,24 @@ def suite_section(view: SuiteView, blobs: Blobs) -> str:
             gate_table(view),
             summary_table(view),
             plots(view),
-            analyses(view),
             baseline_lists(view),
             cases_block(view, blobs),
+            folded_analyses(view),
             "</section>",
         ]
+    )
+
+
+def folded_analyses(view: SuiteView) -> str:
+    """The kind's analyses below the cases, folded: a reviewer first needs what failed and
+    what moved; comparisons of every system pair, ANOVAs and breakdowns are for the paper."""
+    body = analyses(view)
+    if not body:
+        return ""
+    keys = [k for k in strings(view.data.get("analysis_keys")) if k in view.data]
+    return (
+        '<details class="analyses"><summary>Analyses: '
+        f"{esc(', '.join(k.replace('_', ' ') for k in keys))}</summary>{body}</details>"
     )
 
 

@@ -56,7 +56,8 @@ def _delta_html(delta: Mapping[str, Any], direction: str | None, confidence: flo
         return ""
     tip = esc(delta_title(delta, reading, confidence))
     if not reading.significant:
-        return f'<div class="delta {reading.verdict} ns" title="{tip}">≈ baseline</div>'
+        words = f"not significant at n = {fmt_int(delta.get('n'))}"
+        return f'<div class="delta {reading.verdict} ns" title="{tip}">{words}</div>'
     arrow = {
         "worse": "▲" if direction == "lower" else "▼",
         "better": "▼" if direction == "lower" else "▲",

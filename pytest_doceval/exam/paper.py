@@ -1,0 +1,85 @@
+"""The exam kind's paper tables (seed 001): accuracy per model and track with CIs and the
+random-guess line, and the five track deltas with their CI, McNemar p and the seed's reading."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_doceval.report.paper import Cell, PaperTable, flag_note, flag_reasons, number, with_ci
+
+
+def _flagged(section: Mapping[str, Any], model: str, seen: dict[str, dict[str, None]]) -> bool:
+    """Whether any row of `model` (its systems are ``model-track``) flags `correct`."""
+    rows = [r for r in section.get("results") or [] if str(r.get("system", "")).startswith(model)]
+    reasons = flag_reasons(rows, "correct")
+    if reasons:
+        seen.setdefault("correct", {}).update(dict.fromkeys(reasons))
+    return bool(reasons)
+
+
+def accuracy_table(section: Mapping[str, Any]) -> list[PaperTable]:
+    entries = [e for e in section.get("accuracy") or [] if isinstance(e, Mapping)]
+    if not entries:
+        return []
+    tracks = [t for t in section.get("tracks") or [] if any(e["track"] == t for e in entries)]
+    models = list(dict.fromkeys(str(e["model"]) for e in entries))
+    level = float(section.get("confidence", 0.95))
+    table = PaperTable(
+        f"Accuracy by model and track (mean [{level:.0%} CI] over questions)",
+        ["Model", *[f"Track {t}" for t in tracks]],
+    )
+    seen: dict[str, dict[str, None]] = {}
+    for model in models:
+        by_track = {e["track"]: e for e in entries if e["model"] == model}
+        flagged = _flagged(section, model, seen)
+        table.rows.append(
+            [
+                Cell(model),
+                *[
+                    Cell(with_ci(by_track.get(t), key="accuracy"), flagged and t in by_track)
+                    for t in tracks
+                ],
+            ]
+        )
+    chance = (section.get("references") or {}).get("random_by_track") or {}
+    if chance:
+        table.rows.append([Cell("random guess"), *[Cell(number(chance.get(t))) for t in tracks]])
+    table.notes = [
+        "Tracks (seed 001, 4.4): A image only; B1 OCR text to the LLM; B2 oracle text to the "
+        "LLM; C image and text. Random guess: the accuracy expected from guessing uniformly "
+        "among each question's options. n/a: the model was not run on that track.",
+        *flag_note({m: list(r) for m, r in seen.items()}),
+    ]
+    return [table]
+
+
+def delta_table(section: Mapping[str, Any]) -> list[PaperTable]:
+    entries = [e for e in section.get("deltas") or [] if isinstance(e, Mapping)]
+    if not entries:
+        return []
+    level = float(section.get("confidence", 0.95))
+    table = PaperTable(
+        "Track deltas (paired over the questions both tracks asked)",
+        ["Model", "Delta", "n", "Δ", f"{level:.0%} CI", "McNemar p", "Reading"],
+        align="llrrrrl",
+    )
+    for e in entries:
+        reading = str(e.get("interpretation") or "")
+        verdict = "supported" if e.get("supported") is True else "not supported"
+        table.rows.append(
+            [
+                Cell(str(e.get("model"))),
+                Cell(f"Δ({e.get('delta')})"),
+                Cell(str(e.get("n"))),
+                Cell(f"{e['value']:+.3f}" if isinstance(e.get("value"), float) else "n/a"),
+                Cell(f"[{number(e.get('ci_low'))}, {number(e.get('ci_high'))}]"),
+                Cell(number(e.get("p_mcnemar"))),
+                Cell(f"{verdict} ({reading})" if reading else verdict),
+            ]
+        )
+    table.notes = [
+        f"Δ(X−Y) = accuracy on track X − accuracy on track Y. A reading is supported when Δ > 0 "
+        f"and McNemar p < {1 - level:.2g}."
+    ]
+    return [table]

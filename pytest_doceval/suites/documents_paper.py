@@ -1,0 +1,121 @@
+"""The documents kind's paper tables: seed 002's Table 3 (Body CER, Full CER and what the
+references add) and seed 000's per-parser table (CER, WER, Structure P/R/F1, Boundary Coherence,
+Chunk Score, each a mean with its CI)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_doceval.report.paper import (
+    Cell,
+    PaperTable,
+    flag_note,
+    flag_reasons,
+    percent,
+    points,
+    with_ci,
+)
+
+TABLE3_NOTE = (
+    "Note: Body CER excludes the References section from the extracted text, as the ground "
+    "truth does not contain bibliography entries (the pandoc LaTeX to Markdown conversion drops "
+    "them). Δ (Refs) = Full CER − Body CER quantifies the CER increase caused by the "
+    "bibliography mismatch."
+)
+
+# (column, metric) of seed 000's table, in the seed's order.
+SEED000_COLUMNS = (
+    ("CER", "cer"),
+    ("WER", "wer"),
+    ("Structure P", "structure_precision"),
+    ("Structure R", "structure_recall"),
+    ("Structure F1", "structure_f1"),
+    ("BC", "boundary_coherence"),
+    ("CS", "chunk_score"),
+)
+
+
+def _systems(section: Mapping[str, Any]) -> list[str]:
+    aggregates = section.get("aggregates") or {}
+    listed = [s for s in section.get("systems") or [] if s in aggregates]
+    return listed + sorted(s for s in aggregates if s not in listed)
+
+
+def _cell(
+    text: str,
+    rows: list[Mapping[str, Any]],
+    system: str,
+    metrics: tuple[str, ...],
+    seen: dict[str, dict[str, None]],
+) -> Cell:
+    flagged = False
+    for metric in metrics:
+        reasons = flag_reasons(rows, metric, system)
+        if reasons:
+            flagged = True
+            seen.setdefault(metric, {}).update(dict.fromkeys(reasons))
+    return Cell(text, flagged)
+
+
+def table3(section: Mapping[str, Any]) -> list[PaperTable]:
+    """Seed 002, 7.1: Parser | Body CER | Full CER | Δ (Refs), percentages and points."""
+    aggregates = section.get("aggregates") or {}
+    rows: list[Mapping[str, Any]] = section.get("results") or []
+    table = PaperTable(
+        "Character Error Rate by Parser", ["Parser", "Body CER", "Full CER", "Δ (Refs)"]
+    )
+    seen: dict[str, dict[str, None]] = {}
+    for system in _systems(section):
+        entry = aggregates[system]
+        body, full = entry.get("body_cer", {}), entry.get("cer", {})
+        if not body and not full:
+            continue
+        delta = entry.get("refs_delta", {}).get("mean")
+        table.rows.append(
+            [
+                Cell(system),
+                _cell(percent(body.get("mean")), rows, system, ("body_cer",), seen),
+                _cell(percent(full.get("mean")), rows, system, ("cer",), seen),
+                _cell(points(delta), rows, system, ("refs_delta",), seen),
+            ]
+        )
+    if not table.rows:
+        return []
+    table.notes = [TABLE3_NOTE, *flag_note({m: list(r) for m, r in seen.items()})]
+    return [table]
+
+
+def per_parser(section: Mapping[str, Any]) -> list[PaperTable]:
+    """Seed 000: mean with CI per parser for CER, WER, Structure P/R/F1, BC and CS (columns a
+    run did not measure, e.g. CS without an embedder, are left out)."""
+    aggregates = section.get("aggregates") or {}
+    rows: list[Mapping[str, Any]] = section.get("results") or []
+    columns = [
+        (title, metric)
+        for title, metric in SEED000_COLUMNS
+        if any(metric in aggregates[s] for s in aggregates)
+    ]
+    if not columns:
+        return []
+    level = float(section.get("confidence", 0.95))
+    table = PaperTable(
+        f"Parsing quality by parser (mean [{level:.0%} CI])",
+        ["Parser", *[title for title, _ in columns], "n"],
+    )
+    seen: dict[str, dict[str, None]] = {}
+    for system in _systems(section):
+        entry = aggregates[system]
+        cells = [Cell(system)]
+        for _, metric in columns:
+            cells.append(_cell(with_ci(entry.get(metric)), rows, system, (metric,), seen))
+        n = max((e.get("n", 0) for e in entry.values() if isinstance(e, Mapping)), default=0)
+        table.rows.append([*cells, Cell(str(n))])
+    lower = [t for t, m in columns if m in ("cer", "wer")]
+    table.notes = [
+        f"{', '.join(lower)}: lower is better; the others: higher is better. Intervals are over "
+        "cases, by the method the JSON report names per metric. BC = Boundary Coherence, "
+        "CS = Chunk Score.",
+        *flag_note({m: list(r) for m, r in seen.items()}),
+    ]
+    return [table]

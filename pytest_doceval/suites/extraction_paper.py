@@ -1,0 +1,52 @@
+"""The extraction kind's paper table: the headline score (IMQ for entry lists, field accuracy
+for documents) per extractor and OCR-fidelity variant, each a mean with its CI."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_doceval.report.paper import Cell, PaperTable, flag_note, flag_reasons, with_ci
+
+# The metrics this table reports, with their titles, in the seeds' order.
+REPORTED = (("imq", "IMQ"), ("field_accuracy", "Field accuracy"))
+
+
+def per_variant(section: Mapping[str, Any]) -> list[PaperTable]:
+    aggregates = section.get("aggregates") or {}
+    rows: list[Mapping[str, Any]] = section.get("results") or []
+    where: dict[tuple[str, str], str] = {}
+    for row in rows:
+        labels = row.get("labels") or {}
+        if "extractor" in labels and "variant" in labels:
+            where[(str(labels["extractor"]), str(labels["variant"]))] = str(row["system"])
+    extractors = list(dict.fromkeys(e for e, _ in where))
+    variants = [v for v in section.get("variants") or [] if any(k[1] == v for k in where)]
+    level = float(section.get("confidence", 0.95))
+    tables = []
+    for metric, title in REPORTED:
+        if not any(metric in a for a in aggregates.values()):
+            continue
+        table = PaperTable(
+            f"{title} by extractor and OCR variant (mean [{level:.0%} CI])",
+            ["Extractor", *variants],
+        )
+        seen: dict[str, dict[str, None]] = {}
+        for extractor in extractors:
+            cells = [Cell(extractor)]
+            for variant in variants:
+                system = where.get((extractor, variant))
+                entry = (aggregates.get(system) or {}).get(metric) if system else None
+                reasons = flag_reasons(rows, metric, system) if system else []
+                if reasons:
+                    seen.setdefault(metric, {}).update(dict.fromkeys(reasons))
+                cells.append(Cell(with_ci(entry), bool(reasons)))
+            table.rows.append(cells)
+        reference = section.get("reference_variant")
+        table.notes = [
+            "Columns are the OCR-fidelity variants of the same documents"
+            + (f" ({reference} is the reference)." if reference else "."),
+            *flag_note({m: list(r) for m, r in seen.items()}),
+        ]
+        tables.append(table)
+    return tables
