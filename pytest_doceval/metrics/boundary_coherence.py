@@ -38,10 +38,28 @@ in the truth; when truth characters were deleted just before it (markup such as 
 plain-text parser drops), it maps to the start of that deletion -- the truth boundary sits
 before the markup.
 
-**Matching** is one-to-one within ``±tolerance`` characters (default 20): one predicted boundary
-cannot satisfy two truth boundaries, nor one truth boundary two predictions. For points on a line
-with a fixed window, matching each truth boundary in order to the earliest unused prediction in
-its window gives a maximum matching (checked against scipy's bipartite matching in the tests).
+**Anchoring**: a predicted cut takes part only where the output around it *is* the truth's text
+around the place it maps to. Where the two texts share little, the character alignment is arbitrary
+(it still pairs up common letters), and a ±20-character window every ~450 characters would catch a
+truth boundary by chance: an unrelated document scored about 0.25 and a page with its paragraphs
+reversed scored its full ceiling. So both texts are read as their *word characters* (letters, digits
+and ``_``, casefolded; whitespace, punctuation and markup such as ``#``, ``*`` or ``|`` dropped, so
+a plain-text parser that loses the markdown still anchors), and a cut at output offset p mapped to
+truth offset q is *anchored* when the ``ANCHOR_CHARACTERS`` (16) word characters before p are the 16
+before q, and the 16 after p are the 16 after q, each side up to ``ANCHOR_EDITS`` (a quarter) of
+Levenshtein edits (an OCR slip or a dropped hyphen near a cut does not lose it; two unrelated
+16-character strings are some 12 edits apart). Both sides matter: a sentence repeated over and over
+starts its chunks with the truth's words, but what precedes each cut is the sentence's own end, not
+the truth's text before it; a reversed page starts a chunk at a true paragraph start preceded by the
+wrong paragraph. Known cost: a link URL, image path or footnote marker of the truth within 16 word
+characters of a cut that the output renders differently can cost that cut. `BoundaryScore.anchored`
+counts anchored cuts.
+
+**Matching** of anchored cuts is one-to-one within ``±tolerance`` characters (default 20): one
+predicted boundary cannot satisfy two truth boundaries, nor one truth boundary two predictions. For
+points on a line with a fixed window, matching each truth boundary in order to the earliest unused
+prediction in its window gives a maximum matching (checked against scipy's bipartite matching in the
+tests).
 
 **Empty B_gt** (a truth of one block, or empty): BC = 1.0, whether or not the output was cut.
 BC is a recall: with nothing to find, nothing was missed, and the chunker cuts any text longer
@@ -73,8 +91,11 @@ from pytest_doceval.metrics.structure import _FENCE, _HEADING
 from pytest_doceval.normalise import RAW
 
 DEFAULT_TOLERANCE = 20
+ANCHOR_CHARACTERS = 16
+ANCHOR_EDITS = 0.25
 
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+_WORD_CHARACTER = re.compile(r"\w")
 _THEMATIC_BREAK = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
 
 
@@ -91,12 +112,14 @@ class BoundaryScore:
     ceiling: float = 1.0
     truth: tuple[int, ...] = ()
     predicted: tuple[int, ...] = ()
+    anchored: int = 0
 
     def to_dict(self) -> dict[str, int | float]:
         return {
             "matched": self.matched,
             "n_truth": self.n_truth,
             "n_pred": self.n_pred,
+            "anchored": self.anchored,
             "ceiling": self.ceiling,
         }
 
@@ -183,6 +206,41 @@ def align(truth: str, output: str, positions: Sequence[int]) -> list[int]:
     return mapped
 
 
+@dataclass(frozen=True)
+class WordCharacters:
+    """A text's word characters (casefolded) and the offset of each in the text."""
+
+    characters: str
+    offsets: tuple[int, ...]
+
+    @classmethod
+    def of(cls, text: str) -> WordCharacters:
+        found = [(m.group().casefold(), m.start()) for m in _WORD_CHARACTER.finditer(text)]
+        # casefold can lengthen a character (ß -> ss): keep one offset per resulting character
+        characters = "".join(c for c, _ in found)
+        offsets = tuple(offset for c, offset in found for _ in c)
+        return cls(characters, offsets)
+
+    def around(self, position: int, width: int) -> tuple[str, str]:
+        """The `width` word characters before `position` and the `width` from it on."""
+        index = bisect.bisect_left(self.offsets, position)
+        return self.characters[max(0, index - width) : index], self.characters[
+            index : index + width
+        ]
+
+
+def _close(a: str, b: str) -> bool:
+    return Levenshtein.distance(a, b) <= ANCHOR_EDITS * max(len(a), len(b))
+
+
+def is_anchored(truth: WordCharacters, output: WordCharacters, cut: int, mapped: int) -> bool:
+    """Whether the output's word characters on both sides of `cut` are the truth's on both
+    sides of `mapped` (see the module docstring)."""
+    before, after = output.around(cut, ANCHOR_CHARACTERS)
+    truth_before, truth_after = truth.around(mapped, ANCHOR_CHARACTERS)
+    return _close(before, truth_before) and _close(after, truth_after)
+
+
 def match_boundaries(truth: Sequence[int], predicted: Sequence[int], tolerance: int) -> int:
     """The size of a maximum one-to-one matching of truth to predicted offsets that differ by
     at most `tolerance`."""
@@ -214,9 +272,15 @@ def boundary_coherence(
     gold = truth_boundaries(truth)
     cuts = chunk_boundaries(split_text(output, size, overlap))
     predicted = align(truth, output, cuts)
-    matched = match_boundaries(gold, predicted, tolerance)
+    truth_words, output_words = WordCharacters.of(truth), WordCharacters.of(output)
+    anchored = [
+        mapped
+        for cut, mapped in zip(cuts, predicted, strict=True)
+        if is_anchored(truth_words, output_words, cut, mapped)
+    ]
+    matched = match_boundaries(gold, anchored, tolerance)
     if not gold:
-        return BoundaryScore(1.0, 0, 0, len(cuts), 1.0, (), tuple(predicted))
+        return BoundaryScore(1.0, 0, 0, len(cuts), 1.0, (), tuple(predicted), len(anchored))
     # The truth chunked by the same splitter: its own cuts need no alignment.
     best = match_boundaries(gold, chunk_boundaries(split_text(truth, size, overlap)), tolerance)
     return BoundaryScore(
@@ -227,4 +291,5 @@ def boundary_coherence(
         best / len(gold),
         tuple(gold),
         tuple(predicted),
+        len(anchored),
     )
