@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +25,8 @@ class CaseResult:
     system: str
     metrics: dict[str, float]
     labels: dict[str, str] = field(default_factory=dict)
-    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    # Integer counts; a group's weight (`MetricSpec.pooled`) may be fractional.
+    counts: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     views: dict[str, Any] = field(default_factory=dict)
     fingerprint: dict[str, Any] = field(default_factory=dict)
@@ -47,10 +49,18 @@ class CaseResult:
             "labels": {str(k): str(v) for k, v in self.labels.items()},
             # float(): numpy scalars would crash xdist's serialiser.
             "metrics": {k: float(v) for k, v in self.metrics.items()},
-            "counts": {k: {name: int(n) for name, n in v.items()} for k, v in self.counts.items()},
+            "counts": {
+                k: {name: _number(n) for name, n in v.items()} for k, v in self.counts.items()
+            },
             "details": plain(self.details),
             "views": plain(self.views),
             "fingerprint": plain(self.fingerprint),
             "cache_key": self.cache_key,
             "notes": [str(n) for n in self.notes],
         }
+
+
+def _number(value: float) -> int | float:
+    """A count as an int (numpy scalars unwrapped), a fractional weight as a float."""
+    number = float(value)
+    return int(number) if number.is_integer() else number

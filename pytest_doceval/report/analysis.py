@@ -53,6 +53,8 @@ def aggregates(
             )
             if spec.counts is not None:
                 entry.update(_corpus(rows, system, spec.counts, config))
+            if spec.pooled is not None:
+                entry.update(_pooled(rows, system, spec.pooled, config))
             out.setdefault(system, {})[metric] = entry
     return out
 
@@ -69,6 +71,29 @@ def _corpus(
     lengths = [c["reference_length"] for c in counts]
     interval = stats.bootstrap_ratio_ci(
         errors, lengths, resamples=config.resamples, confidence=config.confidence, seed=config.seed
+    )
+    return {
+        "corpus": interval.mean,
+        "corpus_ci_low": interval.ci_low,
+        "corpus_ci_high": interval.ci_high,
+    }
+
+
+def _pooled(
+    rows: Sequence[Mapping[str, Any]], system: str, prefix: str, config: StatsConfig
+) -> dict[str, Any]:
+    """The corpus value of a `MetricSpec.pooled` metric: counts pooled per group first."""
+    cases = [
+        {
+            key.removeprefix(prefix): (c["matched"], c["total"], c.get("weight", 1.0))
+            for key, c in r.get("counts", {}).items()
+            if key.startswith(prefix)
+        }
+        for r in rows
+        if r["system"] == system and is_measured(r)
+    ]
+    interval = stats.pooled_share(
+        cases, resamples=config.resamples, confidence=config.confidence, seed=config.seed
     )
     return {
         "corpus": interval.mean,
