@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
-from pytest_doceval.rows import is_measured
+from pytest_doceval.rows import flag_reasons, is_measured
 
 
 def values_by_system(
@@ -33,7 +33,7 @@ def values_by_system(
 class AllPairs:
     """Every pair of systems on every headline metric, over the cases both measured: paired
     bootstrap CI of the mean difference, paired t, Wilcoxon, Cohen's d (McNemar for binary
-    metrics)."""
+    metrics). ``flagged``: {system: {reason: cases}} for a side whose rows flag the metric."""
 
     key: str = "comparisons"
 
@@ -44,7 +44,10 @@ class AllPairs:
         out: list[dict[str, Any]] = []
         for metric in sorted(headline(specs)):
             by_system = values_by_system(rows, metric)
-            out.extend(pairwise_rows(by_system, metric, specs[metric], stats_config))
+            flagged = flag_reasons(rows, metric)
+            for row in pairwise_rows(by_system, metric, specs[metric], stats_config):
+                marks = {s: flagged[s] for s in (row["a"], row["b"]) if s in flagged}
+                out.append({**row, "flagged": marks} if marks else row)
         return out
 
 

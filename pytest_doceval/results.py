@@ -35,6 +35,9 @@ class CaseResult:
     # The kind's own verdict: messages that fail the test (after it was measured), like a
     # per-case gate; not applied while baselines are updated. Facts fail a fact this way.
     failures: list[str] = field(default_factory=list)
+    # metric -> reasons its value may mislead here (an output that lost the text scoring a
+    # high coherence): the report marks the metric's compared values with a dagger.
+    flags: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -57,6 +60,7 @@ class CaseResult:
             "fingerprint": plain(self.fingerprint),
             "cache_key": self.cache_key,
             "notes": [str(n) for n in self.notes],
+            "flags": {str(m): [str(r) for r in rs] for m, rs in self.flags.items() if rs},
         }
 
 

@@ -17,7 +17,7 @@ from pytest_doceval.analyses import values_by_system
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.gates import parse_suite_gates, rounded
 from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
-from pytest_doceval.rows import is_measured, sort_rows
+from pytest_doceval.rows import flag_reasons, is_measured, sort_rows
 from pytest_doceval.suites.base import Analysis
 
 
@@ -34,9 +34,12 @@ def aggregates(
 ) -> dict[str, Any]:
     """Per system and metric: mean with its CI and n (``method`` says which interval,
     ``small_n`` marks fewer than `stats.SMALL_N` cases); for metrics whose spec names
-    ``counts``, also the corpus rate (sum of edits / sum of reference lengths) and its CI."""
+    ``counts``, also the corpus rate (sum of edits / sum of reference lengths) and its CI
+    (``pooled``: the pooled weighted share); ``flagged``: {reason: cases} when rows flag the
+    metric (``row["flags"]``)."""
     out: dict[str, dict[str, Any]] = {}
     for metric, spec in specs.items():
+        flagged = flag_reasons(rows, metric)
         for system, cases in values_by_system(rows, metric).items():
             ordered = [cases[c] for c in sorted(cases)]
             interval = stats.mean_interval(
@@ -55,6 +58,8 @@ def aggregates(
                 entry.update(_corpus(rows, system, spec.counts, config))
             if spec.pooled is not None:
                 entry.update(_pooled(rows, system, spec.pooled, config))
+            if system in flagged:
+                entry["flagged"] = flagged[system]
             out.setdefault(system, {})[metric] = entry
     return out
 
@@ -135,6 +140,7 @@ def baseline_deltas(
         current = values_by_system(rows, metric)
         baseline = values_by_system(rows, metric, source="baseline")
         direction = specs[metric].direction
+        flagged = flag_reasons(rows, metric)
         for system in sorted(current):
             common = sorted(set(current[system]) & set(baseline.get(system, {})))
             if not common:
@@ -150,6 +156,7 @@ def baseline_deltas(
                     "current_mean": sum(a) / len(a),
                     "baseline_mean": sum(b) / len(b),
                     **paired_change(a, b, direction, config),
+                    **({"flagged": flagged[system]} if system in flagged else {}),
                 }
             )
     return out

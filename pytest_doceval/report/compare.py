@@ -17,6 +17,7 @@ from pytest_doceval.analyses import values_by_system
 from pytest_doceval.errors import DocevalError
 from pytest_doceval.metrics.spec import headline, specs_from_section
 from pytest_doceval.report.analysis import verdict
+from pytest_doceval.rows import FLAG_MARK, describe_flags, flag_reasons
 
 
 def compare_reports(
@@ -45,6 +46,7 @@ def compare_reports(
         for metric in names:
             before = values_by_system(a["results"], metric)
             after = values_by_system(b["results"], metric)
+            flagged = flag_reasons([*a["results"], *b["results"]], metric)
             for system in sorted(set(before) & set(after)):
                 cases = sorted(set(before[system]) & set(after[system]))
                 if not cases:
@@ -75,6 +77,7 @@ def compare_reports(
                         "p_wilcoxon": result.p_wilcoxon,
                         "cohens_d": result.cohens_d,
                         "verdict": verdict(result.ci_low, result.ci_high, direction, margin),
+                        **({"flagged": flagged[system]} if system in flagged else {}),
                     }
                 )
     if not rows:
@@ -102,12 +105,19 @@ def format_comparison(rows: list[dict[str, Any]]) -> str:
         "verdict",
     ]
     table = [header]
+    legend = []
     for r in rows:
+        mark = FLAG_MARK if r.get("flagged") else ""
+        if mark:
+            legend.append(
+                f"{FLAG_MARK} {r['suite']} {r['metric']} [{r['system']}]: "
+                f"{describe_flags(r['flagged'])}"
+            )
         table.append(
             [
                 r["suite"],
                 r["system"],
-                r["metric"],
+                r["metric"] + mark,
                 str(r["n"]),
                 f"{r['old_mean']:.4f}",
                 f"{r['new_mean']:.4f}",
@@ -120,6 +130,5 @@ def format_comparison(rows: list[dict[str, Any]]) -> str:
             ]
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    return "\n".join(
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in table
-    )
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in table]
+    return "\n".join([*lines, *legend])

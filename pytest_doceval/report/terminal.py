@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_doceval.metrics.spec import headline, specs_from_section
-from pytest_doceval.rows import row_key
+from pytest_doceval.rows import FLAG_MARK, describe_flags, row_key
 
 # Columns in the terminal table; the rest of the headline metrics are in the reports.
 TERMINAL_COLUMNS = 5
@@ -19,7 +19,9 @@ def _number(value: Any) -> str:
 def _cell(entry: Mapping[str, Any] | None) -> str:
     if not entry:
         return "-"
-    return f"{_number(entry['mean'])} [{_number(entry['ci_low'])}, {_number(entry['ci_high'])}]"
+    mark = FLAG_MARK if entry.get("flagged") else ""
+    mean, low, high = (_number(entry[k]) for k in ("mean", "ci_low", "ci_high"))
+    return f"{mean}{mark} [{low}, {high}]"
 
 
 def summary_lines(report: Mapping[str, Any]) -> list[str]:
@@ -70,6 +72,14 @@ def _table(aggregates: Mapping[str, Any], metrics: list[str]) -> list[str]:
     ]
     if small:
         lines.append("  * fewer than 10 cases: treat the interval as rough")
+    for system in sorted(aggregates):
+        for metric in metrics:
+            entry = aggregates[system].get(metric) or {}
+            if entry.get("flagged"):
+                lines.append(
+                    f"  {FLAG_MARK} {metric} [{system}] may mislead: "
+                    f"{describe_flags(entry['flagged'], entry.get('n'))}"
+                )
     return lines
 
 
@@ -92,7 +102,8 @@ def _changes(suite: Mapping[str, Any]) -> list[str]:
     )
     lines = [
         f"  {d['verdict'].upper() if d['verdict'] == 'worse' else d['verdict']}: "
-        f"{d['metric']} [{d['system']}] {d['mean_diff']:+.4f} "
+        f"{d['metric']}{FLAG_MARK if d.get('flagged') else ''} [{d['system']}] "
+        f"{d['mean_diff']:+.4f} "
         f"[{_number(d['ci_low'])}, {_number(d['ci_high'])}] vs baseline (n={d['n']})"
         for d in moved
     ]

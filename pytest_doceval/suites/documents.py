@@ -306,6 +306,7 @@ class DocumentsSuite(Suite):
         if chunks.metrics.get("chunk_score", 0.0) != chunks.metrics.get("chunk_score", 0.0):
             del chunks.metrics["chunk_score"]  # NaN: no chunk with two sentences to compare
             notes.append("chunk_score: no chunk of the output has two sentences to compare")
+        notes += chunks.notes
         return CaseResult(
             suite=self.name,
             case=ref.case,
@@ -317,6 +318,7 @@ class DocumentsSuite(Suite):
             fingerprint=fingerprint,
             cache_key=key,
             notes=notes,
+            flags=chunks.flags,
         )
 
     def requests(self, refs: Sequence[CaseRef], ctx: RunContext) -> list[Any]:
