@@ -304,5 +304,23 @@ def test_word_characters_ignore_markup_case_and_space() -> None:
     plain = WordCharacters.of("THE TIDE\nStorage is cheap.")
     assert truth.characters == plain.characters == "thetidestorageischeap"
     assert truth.around(truth.offsets[7], 4) == ("tide", "stor")
-    assert is_anchored(truth, plain, plain.offsets[7], truth.offsets[7])
-    assert not is_anchored(truth, plain, plain.offsets[3], truth.offsets[7])
+
+
+def test_an_anchor_survives_an_insertion_on_either_side_but_not_another_place() -> None:
+    """The near window of one text is looked for in the wide window of the other, either way
+    round: a citation key that only the truth's markdown has, or a footnote number that only
+    the output has, does not lose the cut; the same words elsewhere do."""
+    truth_text = (
+        "Counts rise in autumn as birds move further north [@nakamura2016].\n\n"
+        "## Outlook\n\nTen seasons of counting show the route is stable across years."
+    )
+    output_text = (
+        "Counts rise in autumn as birds move further north12\n"
+        "3 Outlook\nTen seasons of counting show the route is stable across years."
+    )
+    truth, output = WordCharacters.of(truth_text), WordCharacters.of(output_text)
+    at_truth, at_output = truth_text.index("## Outlook"), output_text.index("3 Outlook")
+    assert is_anchored(truth, output, at_output, at_truth)
+    elsewhere = truth_text.index("route")
+    assert not is_anchored(truth, output, at_output, elsewhere)
+    assert not is_anchored(truth, output, output_text.index("Ten"), at_truth)

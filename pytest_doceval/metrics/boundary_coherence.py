@@ -45,15 +45,17 @@ truth boundary by chance: an unrelated document scored about 0.25 and a page wit
 reversed scored its full ceiling. So both texts are read as their *word characters* (letters, digits
 and ``_``, casefolded; whitespace, punctuation and markup such as ``#``, ``*`` or ``|`` dropped, so
 a plain-text parser that loses the markdown still anchors), and a cut at output offset p mapped to
-truth offset q is *anchored* when the ``ANCHOR_CHARACTERS`` (16) word characters before p are the 16
-before q, and the 16 after p are the 16 after q, each side up to ``ANCHOR_EDITS`` (a quarter) of
-Levenshtein edits (an OCR slip or a dropped hyphen near a cut does not lose it; two unrelated
-16-character strings are some 12 edits apart). Both sides matter: a sentence repeated over and over
-starts its chunks with the truth's words, but what precedes each cut is the sentence's own end, not
-the truth's text before it; a reversed page starts a chunk at a true paragraph start preceded by the
-wrong paragraph. Known cost: a link URL, image path or footnote marker of the truth within 16 word
-characters of a cut that the output renders differently can cost that cut. `BoundaryScore.anchored`
-counts anchored cuts.
+truth offset q is *anchored* when, on each side (before and after), the ``ANCHOR_CHARACTERS`` (16)
+word characters next to the cut in one text are found, up to ``ANCHOR_EDITS`` (a quarter), among
+the 32 next to it in the other, either way round (rapidfuzz's ``fuzz.partial_ratio`` >= 75). The
+wide window forgives what only one side writes near a cut: a pandoc citation key or footnote
+reference in the truth's markdown, a section number or a footnote mark in the output; an OCR slip
+costs a few edits. Two unrelated stretches of text are far apart, and both sides matter: a sentence
+repeated over and over starts its chunks with the truth's words, but what precedes each cut is the
+sentence's own end, not the truth's text before it; a reversed page starts a chunk at a true
+paragraph start preceded by the wrong paragraph. Known cost: where the output words a stretch
+differently from the truth right at a cut ("References" for the truth's "Bibliography"), that cut
+is lost. `BoundaryScore.anchored` counts anchored cuts.
 
 **Matching** of anchored cuts is one-to-one within ``±tolerance`` characters (default 20): one
 predicted boundary cannot satisfy two truth boundaries, nor one truth boundary two predictions. For
@@ -84,6 +86,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from pytest_doceval.metrics.chunking import CHUNK_OVERLAP, CHUNK_SIZE, Chunk, split_text
@@ -229,16 +232,28 @@ class WordCharacters:
         ]
 
 
-def _close(a: str, b: str) -> bool:
-    return Levenshtein.distance(a, b) <= ANCHOR_EDITS * max(len(a), len(b))
+def _found_near(short: str, wide: str) -> bool:
+    """Whether `short` is, up to `ANCHOR_EDITS`, a stretch of `wide` (rapidfuzz's
+    partial_ratio: the best-aligned window's Indel similarity; a quarter of the characters
+    substituted is a similarity of 75)."""
+    if not short:
+        return not wide
+    return fuzz.partial_ratio(short, wide) >= 100 * (1 - ANCHOR_EDITS)
 
 
 def is_anchored(truth: WordCharacters, output: WordCharacters, cut: int, mapped: int) -> bool:
     """Whether the output's word characters on both sides of `cut` are the truth's on both
-    sides of `mapped` (see the module docstring)."""
-    before, after = output.around(cut, ANCHOR_CHARACTERS)
-    truth_before, truth_after = truth.around(mapped, ANCHOR_CHARACTERS)
-    return _close(before, truth_before) and _close(after, truth_after)
+    sides of `mapped` (see the module docstring): on each side, the near window of one text is
+    found in the wide window of the other, either way round."""
+    near, wide = ANCHOR_CHARACTERS, 2 * ANCHOR_CHARACTERS
+    (before, after), (wide_before, wide_after) = output.around(cut, near), output.around(cut, wide)
+    (t_before, t_after), (t_wide_before, t_wide_after) = (
+        truth.around(mapped, near),
+        truth.around(mapped, wide),
+    )
+    return (_found_near(before, t_wide_before) or _found_near(t_before, wide_before)) and (
+        _found_near(after, t_wide_after) or _found_near(t_after, wide_after)
+    )
 
 
 def match_boundaries(truth: Sequence[int], predicted: Sequence[int], tolerance: int) -> int:
