@@ -58,19 +58,29 @@ def pairwise_rows(
     stats_config: StatsConfig,
 ) -> list[dict[str, Any]]:
     """Every pair of systems on `metric` over the cases both measured (none for fewer than two
-    systems): the rows of an all-pairs comparison."""
+    systems): the rows of an all-pairs comparison, each with its ``mde`` (`stats.power`: the
+    smallest difference this comparison detects with 80% power, two-sided, unadjusted)."""
     from pytest_doceval import stats
+    from pytest_doceval.stats.power import paired_mde
 
     if len(by_system) < 2:
         return []
-    return [
-        comparison.to_dict()
-        for comparison in stats.pairwise_comparisons(
-            by_system,
-            metric=metric,
+    rows = []
+    for comparison in stats.pairwise_comparisons(
+        by_system,
+        metric=metric,
+        binary=spec.binary,
+        resamples=stats_config.resamples,
+        confidence=stats_config.confidence,
+        seed=stats_config.seed,
+    ):
+        a, b = by_system[comparison.a], by_system[comparison.b]
+        common = sorted(set(a) & set(b))
+        mde = paired_mde(
+            [a[c] for c in common],
+            [b[c] for c in common],
             binary=spec.binary,
-            resamples=stats_config.resamples,
-            confidence=stats_config.confidence,
-            seed=stats_config.seed,
+            alpha=1 - stats_config.confidence,
         )
-    ]
+        rows.append({**comparison.to_dict(), "mde": mde})
+    return rows

@@ -15,9 +15,10 @@ from typing import Any
 from pytest_doceval import stats
 from pytest_doceval.analyses import values_by_system
 from pytest_doceval.config import StatsConfig
-from pytest_doceval.gates import parse_suite_gates, rounded
+from pytest_doceval.gates import format_pp, parse_suite_gates, rounded
 from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
 from pytest_doceval.rows import flag_reasons, is_measured, sort_rows
+from pytest_doceval.stats.power import paired_mde
 from pytest_doceval.suites.base import Analysis
 
 
@@ -156,6 +157,9 @@ def baseline_deltas(
                     "current_mean": sum(a) / len(a),
                     "baseline_mean": sum(b) / len(b),
                     **paired_change(a, b, direction, config),
+                    "mde": paired_mde(
+                        a, b, binary=specs[metric].binary, alpha=1 - config.confidence
+                    ),
                     **({"flagged": flagged[system]} if system in flagged else {}),
                 }
             )
@@ -198,6 +202,14 @@ def suite_gate_results(
                 confidence=config.confidence,
                 seed=config.seed,
             )
+            common = sorted(set(current[system]) & set(base))
+            mde = paired_mde(
+                [rounded(current[system][c]) for c in common],
+                [base[c] for c in common],
+                binary=specs[gate.metric].binary,
+                alpha=(1 - config.confidence) / 2,
+                alternative="larger",
+            )
             out.append(
                 {
                     "system": system,
@@ -210,10 +222,29 @@ def suite_gate_results(
                     "ci_low": decision.ci_low,
                     "ci_high": decision.ci_high,
                     "method": decision.method,
+                    "mde": mde,
+                    "reliable": mde <= gate.margin,
+                    "power_note": power_note(gate.margin, mde),
                     "message": f"[{system}] {decision.message}",
                 }
             )
     return out
+
+
+def power_note(margin: float, mde: float) -> str:
+    """What a suite gate can see: the regressions it fails on with 80% power (beyond its
+    margin by the MDE), and whether its margin is below the MDE."""
+    if mde != mde:
+        return "too few cases to say what this gate detects"
+    if mde == float("inf"):
+        return "this suite cannot detect a change with 80% power (too few cases or discordances)"
+    detects = f"this suite detects changes of {format_pp(mde)} or more (80% power)"
+    if mde <= margin:
+        return detects
+    return (
+        f"{detects}; its tolerance {format_pp(margin)} is below that: it cannot reliably fail "
+        f"on a regression smaller than {format_pp(margin + mde)}"
+    )
 
 
 def outcome_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:

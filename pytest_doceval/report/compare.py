@@ -15,9 +15,11 @@ from typing import Any
 from pytest_doceval import stats
 from pytest_doceval.analyses import values_by_system
 from pytest_doceval.errors import DocevalError
+from pytest_doceval.gates import format_pp
 from pytest_doceval.metrics.spec import headline, specs_from_section
 from pytest_doceval.report.analysis import verdict
 from pytest_doceval.rows import FLAG_MARK, describe_flags, flag_reasons
+from pytest_doceval.stats.power import paired_mde
 
 
 def compare_reports(
@@ -61,6 +63,12 @@ def compare_reports(
                     seed=seed,
                 )
                 direction = specs[metric].direction
+                mde = paired_mde(
+                    [after[system][c] for c in cases],
+                    [before[system][c] for c in cases],
+                    binary=specs[metric].binary,
+                    alpha=0.05,
+                )
                 rows.append(
                     {
                         "suite": suite,
@@ -77,6 +85,7 @@ def compare_reports(
                         "p_wilcoxon": result.p_wilcoxon,
                         "cohens_d": result.cohens_d,
                         "verdict": verdict(result.ci_low, result.ci_high, direction, margin),
+                        "mde": mde,
                         **({"flagged": flagged[system]} if system in flagged else {}),
                     }
                 )
@@ -102,6 +111,7 @@ def format_comparison(rows: list[dict[str, Any]]) -> str:
         "p(t)",
         "p(W)",
         "d",
+        "MDE",
         "verdict",
     ]
     table = [header]
@@ -126,6 +136,7 @@ def format_comparison(rows: list[dict[str, Any]]) -> str:
                 f"{r['p_ttest']:.3g}",
                 f"{r['p_wilcoxon']:.3g}",
                 f"{r['cohens_d']:.2f}",
+                format_pp(r.get("mde", float("nan"))),
                 r["verdict"].upper() if r["verdict"] == "worse" else r["verdict"],
             ]
         )

@@ -53,6 +53,8 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
                 status = "not evaluated (no baseline)"
             rule = f"{gate['metric']} {gate['rule']}"
             lines.append(f"  suite gate {rule} [{gate['system']}]: {status}")
+            if gate.get("power_note"):
+                lines.append(f"    {gate['power_note']}")
     return lines
 
 

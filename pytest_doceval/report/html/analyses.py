@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pytest_doceval.gates import format_pp
 from pytest_doceval.report.html.fmt import (
     esc,
     fmt,
@@ -49,6 +50,13 @@ def _verdict(c: Mapping[str, Any], direction: str | None, alpha: float) -> str:
     return f'<td class="sig"><b>{esc(winner)}</b> better</td>'
 
 
+def _pp(value: Any) -> str:
+    """An MDE in percentage points; ``n/a`` where none was found (too few cases or
+    discordances: the JSON cannot hold infinity)."""
+    number = num(value)
+    return "n/a" if number is None else format_pp(number)
+
+
 def comparisons(key: str, value: Any, view: SuiteView) -> str:
     """Every pair of systems on every headline metric (paired over the cases both measured)."""
     entries = mappings(value)
@@ -74,6 +82,7 @@ def comparisons(key: str, value: Any, view: SuiteView) -> str:
             f'<td class="num">{fmt_p(c.get("p_wilcoxon"))}</td>'
             f'<td class="num">{fmt_p(c.get("p_bonferroni"))}</td>{mcnemar}'
             f'<td class="num">{fmt(c.get("cohens_d"), 2)}</td>'
+            f'<td class="num">{esc(_pp(c.get("mde")))}</td>'
             f"{_verdict(c, view.direction(metric), alpha)}</tr>"
         )
     mcnemar_head = "<th>p (McNemar)</th>" if has_mcnemar else ""
@@ -87,7 +96,10 @@ def comparisons(key: str, value: Any, view: SuiteView) -> str:
         "<h3>Pairwise comparisons (paired: A \u2212 B)</h3>"
         '<table class="comparisons"><thead><tr><th>metric</th><th>A</th><th>B</th><th>n</th>'
         "<th>Δ mean</th><th>CI</th><th>p (t)</th><th>p (Wilcoxon)</th><th>p (Bonferroni)</th>"
-        f"{mcnemar_head}<th>Cohen's d</th><th>verdict (\u03b1={alpha:.2g})</th></tr></thead>"
+        f"{mcnemar_head}<th>Cohen's d</th>"
+        '<th title="minimum detectable effect: the difference this comparison detects with '
+        '80% power for its n and spread (two-sided, before Bonferroni)">MDE</th>'
+        f"<th>verdict (\u03b1={alpha:.2g})</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>{legend}"
     )
 

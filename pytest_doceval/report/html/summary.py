@@ -202,7 +202,7 @@ def gate_table(view: SuiteView) -> str:
         rows.append(
             f'<tr class="{css}"><td class="verdict">{verdict}</td><td>{esc(gate.get("system"))}'
             f"</td><td>{esc(gate.get('metric'))}</td><td><code>{esc(gate.get('rule'))}</code>"
-            f"</td><td>{esc(gate.get('message'))}</td></tr>"
+            f"</td><td>{esc(gate.get('message'))}{_power_html(gate)}</td></tr>"
         )
     failed = failed_gates(view.data)
     title = f"Suite gates: {failed} of {len(gates)} failed" if failed else "Suite gates: all passed"
@@ -211,6 +211,15 @@ def gate_table(view: SuiteView) -> str:
         "<th>metric</th><th>rule</th><th>message</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _power_html(gate: Mapping[str, Any]) -> str:
+    """The gate's power: what it detects, and a warning when its tolerance is below that."""
+    note = gate.get("power_note")
+    if not note:
+        return ""
+    css = "power" if gate.get("reliable") is not False else "power weak"
+    return f'<div class="{css}">{esc(note)}</div>'
 
 
 def baseline_lists(view: SuiteView) -> str:
