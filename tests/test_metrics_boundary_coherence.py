@@ -304,6 +304,9 @@ def test_word_characters_ignore_markup_case_and_space() -> None:
     plain = WordCharacters.of("THE TIDE\nStorage is cheap.")
     assert truth.characters == plain.characters == "thetidestorageischeap"
     assert truth.around(truth.offsets[7], 4) == ("tide", "stor")
+    # pandoc's div fences and attributes are markup: a parser shows "References" there
+    div = WordCharacters.of("::: thebibliography\nH. Quill {#ref-quill}\n:::")
+    assert div.characters == "hquill"
 
 
 def test_an_anchor_survives_an_insertion_on_either_side_but_not_another_place() -> None:

@@ -43,7 +43,8 @@ around the place it maps to. Where the two texts share little, the character ali
 (it still pairs up common letters), and a ±20-character window every ~450 characters would catch a
 truth boundary by chance: an unrelated document scored about 0.25 and a page with its paragraphs
 reversed scored its full ceiling. So both texts are read as their *word characters* (letters, digits
-and ``_``, casefolded; whitespace, punctuation and markup such as ``#``, ``*`` or ``|`` dropped, so
+and ``_``, casefolded; whitespace, punctuation and markup such as ``#``, ``*``, ``|`` or pandoc's
+``::: thebibliography`` div fences and ``{#sec:x}`` attributes dropped, so
 a plain-text parser that loses the markdown still anchors), and a cut at output offset p mapped to
 truth offset q is *anchored* when, on each side (before and after), the ``ANCHOR_CHARACTERS`` (16)
 word characters next to the cut in one text are found, up to ``ANCHOR_EDITS`` (a quarter), among
@@ -91,7 +92,7 @@ from rapidfuzz.distance import Levenshtein
 
 from pytest_doceval.metrics.chunking import CHUNK_OVERLAP, CHUNK_SIZE, Chunk, split_text
 from pytest_doceval.metrics.structure import _FENCE, _HEADING
-from pytest_doceval.normalise import RAW
+from pytest_doceval.normalise import PANDOC_MARKUP, RAW
 
 DEFAULT_TOLERANCE = 20
 ANCHOR_CHARACTERS = 16
@@ -218,7 +219,15 @@ class WordCharacters:
 
     @classmethod
     def of(cls, text: str) -> WordCharacters:
-        found = [(m.group().casefold(), m.start()) for m in _WORD_CHARACTER.finditer(text)]
+        # pandoc's div fences and attribute blocks (``::: thebibliography``) are markup too
+        hidden = {
+            i for markup in PANDOC_MARKUP for m in markup.finditer(text) for i in range(*m.span())
+        }
+        found = [
+            (m.group().casefold(), m.start())
+            for m in _WORD_CHARACTER.finditer(text)
+            if m.start() not in hidden
+        ]
         # casefold can lengthen a character (ß -> ss): keep one offset per resulting character
         characters = "".join(c for c, _ in found)
         offsets = tuple(offset for c, offset in found for _ in c)
