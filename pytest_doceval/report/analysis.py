@@ -109,10 +109,16 @@ def _pooled(
 
 
 def paired_change(
-    a: Sequence[float], b: Sequence[float], direction: str, config: StatsConfig
+    a: Sequence[float],
+    b: Sequence[float],
+    direction: str,
+    config: StatsConfig,
+    *,
+    binary: bool = False,
 ) -> dict[str, Any]:
     """The paired change a - b over the same cases: its mean with CI (and the interval's
-    method), paired t and Wilcoxon p-values, and the verdict in the metric's direction. One home
+    method), paired t and Wilcoxon p-values, the verdict in the metric's direction, and the
+    minimum detectable effect (``mde``, `stats.power`; McNemar for a `binary` metric). One home
     for baseline deltas and for kinds comparing two conditions (OCR variants, tracks)."""
     interval = stats.paired_interval(
         a, b, resamples=config.resamples, confidence=config.confidence, seed=config.seed
@@ -129,6 +135,7 @@ def paired_change(
         "p_wilcoxon": stats.wilcoxon_p(a, b),
         "significant": change != "unchanged",
         "verdict": change,
+        "mde": paired_mde(a, b, binary=binary, alpha=1 - config.confidence),
     }
 
 
@@ -156,10 +163,7 @@ def baseline_deltas(
                     "metric": metric,
                     "current_mean": sum(a) / len(a),
                     "baseline_mean": sum(b) / len(b),
-                    **paired_change(a, b, direction, config),
-                    "mde": paired_mde(
-                        a, b, binary=specs[metric].binary, alpha=1 - config.confidence
-                    ),
+                    **paired_change(a, b, direction, config, binary=specs[metric].binary),
                     **({"flagged": flagged[system]} if system in flagged else {}),
                 }
             )

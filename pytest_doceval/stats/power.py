@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -125,8 +124,8 @@ def mcnemar_mde(n: int, discordant: float, alpha: float, *, power: float = POWER
 
 
 def paired_mde(
-    a: Sequence[float],
-    b: Sequence[float],
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
     *,
     binary: bool,
     alpha: float,

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pytest_doceval.gates import format_pp
 from pytest_doceval.report.html.fmt import (
     esc,
     fmt,
@@ -18,6 +17,7 @@ from pytest_doceval.report.html.fmt import (
     fmt_ci,
     fmt_int,
     fmt_p,
+    fmt_pp,
     fmt_signed,
     mapping,
     mappings,
@@ -50,13 +50,6 @@ def _verdict(c: Mapping[str, Any], direction: str | None, alpha: float) -> str:
     return f'<td class="sig"><b>{esc(winner)}</b> better</td>'
 
 
-def _pp(value: Any) -> str:
-    """An MDE in percentage points; ``n/a`` where none was found (too few cases or
-    discordances: the JSON cannot hold infinity)."""
-    number = num(value)
-    return "n/a" if number is None else format_pp(number)
-
-
 def comparisons(key: str, value: Any, view: SuiteView) -> str:
     """Every pair of systems on every headline metric (paired over the cases both measured)."""
     entries = mappings(value)
@@ -82,7 +75,7 @@ def comparisons(key: str, value: Any, view: SuiteView) -> str:
             f'<td class="num">{fmt_p(c.get("p_wilcoxon"))}</td>'
             f'<td class="num">{fmt_p(c.get("p_bonferroni"))}</td>{mcnemar}'
             f'<td class="num">{fmt(c.get("cohens_d"), 2)}</td>'
-            f'<td class="num">{esc(_pp(c.get("mde")))}</td>'
+            f'<td class="num">{esc(fmt_pp(c.get("mde")))}</td>'
             f"{_verdict(c, view.direction(metric), alpha)}</tr>"
         )
     mcnemar_head = "<th>p (McNemar)</th>" if has_mcnemar else ""
