@@ -8,7 +8,7 @@ JSON report, merged across shards and rendered by the HTML. `row_key` is the one
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 # Outcomes whose metrics are real measurements ("failed" = measured, then failed a gate).
@@ -55,7 +55,9 @@ def is_measured(row: Mapping[str, Any]) -> bool:
     return row.get("outcome") in MEASURED
 
 
-def flag_reasons(rows: Any, metric: str, systems: Any = None) -> dict[str, dict[str, int]]:
+def flag_reasons(
+    rows: Iterable[Mapping[str, Any]], metric: str, systems: Collection[str] | None = None
+) -> dict[str, dict[str, int]]:
     """{system: {reason: cases}} of measured rows flagged on `metric` (``row["flags"]``,
     metric -> reasons its value may mislead), for `systems` only when given."""
     out: dict[str, dict[str, int]] = {}
