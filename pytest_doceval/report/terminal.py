@@ -38,13 +38,14 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         for note in suite.get("notes", []):
             lines.append(f"  note: {note}")
         aggregates = suite.get("aggregates", {})
-        metrics = [
+        measured = [
             m
             for m in headline(specs_from_section(suite))
             if any(m in a for a in aggregates.values())
-        ][:TERMINAL_COLUMNS]
-        if metrics:
-            lines += _table(aggregates, metrics)
+        ]
+        if measured:
+            lines += _table(aggregates, measured[:TERMINAL_COLUMNS])
+            lines += _flag_legend(aggregates, measured)
         lines += _changes(suite)
         lines += _notes_on_cases(suite)
         for gate in suite.get("gates", []):
@@ -74,6 +75,13 @@ def _table(aggregates: Mapping[str, Any], metrics: list[str]) -> list[str]:
     ]
     if small:
         lines.append("  * fewer than 10 cases: treat the interval as rough")
+    return lines
+
+
+def _flag_legend(aggregates: Mapping[str, Any], metrics: list[str]) -> list[str]:
+    """Why a flagged value may mislead, for every headline metric (also those past the
+    table's columns: the reports show them)."""
+    lines = []
     for system in sorted(aggregates):
         for metric in metrics:
             entry = aggregates[system].get(metric) or {}
