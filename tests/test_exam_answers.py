@@ -382,3 +382,15 @@ def test_issue_19_examples() -> None:
     assert parse_robust("3. Paris", 4).answer is None  # no option texts: not told from a list
     assert parse_robust("The capital is Canberra (3)", 4).answer == 3
     assert parse_robust("3. Paris (3)", 4, ["Rome", "Berlin", "Paris", "Madrid"]).answer == 3
+
+
+def test_robust_v1s_revision_moves_its_scoring_id_and_not_the_seeds() -> None:
+    import hashlib
+
+    from pytest_doceval.exam.prompts import GENERATION, get_track, scoring_id
+    from pytest_doceval.models.requests import canonical_json
+
+    payload = {"tracks": {"A": get_track("A").prompt.hash}, "generation": dict(GENERATION)}
+    unrevised = hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()[:12]
+    assert scoring_id(SEED_001, ["A"]) == f"seed-001@{unrevised}"  # as before issue 19
+    assert scoring_id(ROBUST_V1, ["A"]) != f"robust-v1@{unrevised}"

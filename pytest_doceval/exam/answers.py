@@ -330,6 +330,9 @@ def parse_robust(output: str, choices: int, options: Sequence[str] = (), /) -> P
 
 
 PARSERS: Mapping[str, AnswerParser] = {SEED_001: parse_seed_001, ROBUST_V1: parse_robust}
+# A parser's revision enters the exam scoring id, so baselines read by an older revision stop
+# comparing. robust-v1 r2: "3. Paris" with the question's option texts, a closing "(3)".
+PARSER_REVISIONS: Mapping[str, int] = {ROBUST_V1: 2}
 
 
 def get_parser(name: str) -> AnswerParser:
