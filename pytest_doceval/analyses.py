@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
-from pytest_doceval.rows import is_measured
+from pytest_doceval.rows import flag_reasons, is_measured
 
 
 def values_by_system(
@@ -33,7 +33,7 @@ def values_by_system(
 class AllPairs:
     """Every pair of systems on every headline metric, over the cases both measured: paired
     bootstrap CI of the mean difference, paired t, Wilcoxon, Cohen's d (McNemar for binary
-    metrics)."""
+    metrics). ``flagged``: {system: {reason: cases}} for a side whose rows flag the metric."""
 
     key: str = "comparisons"
 
@@ -44,7 +44,10 @@ class AllPairs:
         out: list[dict[str, Any]] = []
         for metric in sorted(headline(specs)):
             by_system = values_by_system(rows, metric)
-            out.extend(pairwise_rows(by_system, metric, specs[metric], stats_config))
+            flagged = flag_reasons(rows, metric)
+            for row in pairwise_rows(by_system, metric, specs[metric], stats_config):
+                marks = {s: flagged[s] for s in (row["a"], row["b"]) if s in flagged}
+                out.append({**row, "flagged": marks} if marks else row)
         return out
 
 
@@ -55,19 +58,29 @@ def pairwise_rows(
     stats_config: StatsConfig,
 ) -> list[dict[str, Any]]:
     """Every pair of systems on `metric` over the cases both measured (none for fewer than two
-    systems): the rows of an all-pairs comparison."""
+    systems): the rows of an all-pairs comparison, each with its ``mde`` (`stats.power`: the
+    smallest difference this comparison detects with 80% power, two-sided, unadjusted)."""
     from pytest_doceval import stats
+    from pytest_doceval.stats.power import paired_mde
 
     if len(by_system) < 2:
         return []
-    return [
-        comparison.to_dict()
-        for comparison in stats.pairwise_comparisons(
-            by_system,
-            metric=metric,
+    rows = []
+    for comparison in stats.pairwise_comparisons(
+        by_system,
+        metric=metric,
+        binary=spec.binary,
+        resamples=stats_config.resamples,
+        confidence=stats_config.confidence,
+        seed=stats_config.seed,
+    ):
+        a, b = by_system[comparison.a], by_system[comparison.b]
+        common = sorted(set(a) & set(b))
+        mde = paired_mde(
+            [a[c] for c in common],
+            [b[c] for c in common],
             binary=spec.binary,
-            resamples=stats_config.resamples,
-            confidence=stats_config.confidence,
-            seed=stats_config.seed,
+            alpha=1 - stats_config.confidence,
         )
-    ]
+        rows.append({**comparison.to_dict(), "mde": mde})
+    return rows

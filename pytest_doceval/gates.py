@@ -144,6 +144,16 @@ def rounded(value: float) -> float:
     return round(float(value), BASELINE_DECIMALS)
 
 
+def format_pp(value: float) -> str:
+    """A change in metric units as percentage points, the unit the gate rules are written in
+    (0.021 -> ``2.1pp``); infinity: ``no change``, NaN: ``n/a``."""
+    if value != value:
+        return "n/a"
+    if value == float("inf"):
+        return "no change"
+    return f"{value * 100:.1f}pp"
+
+
 def _fmt(value: float) -> str:
     return f"{value:.3f}" if abs(value) >= 0.001 or value == 0 else f"{value:.6f}"
 

@@ -96,6 +96,11 @@ def _cross_reference_text(match: re.Match[str]) -> str:
     return "" if text.startswith("\\[") else text
 
 
+# Pandoc markup that is never shown text: fenced-div lines and attribute blocks (what
+# `remove_pandoc_divs` drops, apart from the cross-references it rewrites).
+PANDOC_MARKUP = (_PANDOC_FENCE, _PANDOC_ATTRS)
+
+
 def remove_pandoc_divs(text: str) -> str:
     r"""Step 1: pandoc fenced-div lines (``::: thebibliography``, ``:::``) and attribute blocks
     (``{#sec:intro}``, ``{.smallcaps}``, ``{-}``); the content inside a div or a span is kept.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +25,8 @@ class CaseResult:
     system: str
     metrics: dict[str, float]
     labels: dict[str, str] = field(default_factory=dict)
-    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    # Integer counts; a group's weight (`MetricSpec.pooled`) may be fractional.
+    counts: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     views: dict[str, Any] = field(default_factory=dict)
     fingerprint: dict[str, Any] = field(default_factory=dict)
@@ -33,6 +35,9 @@ class CaseResult:
     # The kind's own verdict: messages that fail the test (after it was measured), like a
     # per-case gate; not applied while baselines are updated. Facts fail a fact this way.
     failures: list[str] = field(default_factory=list)
+    # metric -> reasons its value may mislead here (an output that lost the text scoring a
+    # high coherence): the report marks the metric's compared values with a dagger.
+    flags: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -47,10 +52,19 @@ class CaseResult:
             "labels": {str(k): str(v) for k, v in self.labels.items()},
             # float(): numpy scalars would crash xdist's serialiser.
             "metrics": {k: float(v) for k, v in self.metrics.items()},
-            "counts": {k: {name: int(n) for name, n in v.items()} for k, v in self.counts.items()},
+            "counts": {
+                k: {name: _number(n) for name, n in v.items()} for k, v in self.counts.items()
+            },
             "details": plain(self.details),
             "views": plain(self.views),
             "fingerprint": plain(self.fingerprint),
             "cache_key": self.cache_key,
             "notes": [str(n) for n in self.notes],
+            "flags": {str(m): [str(r) for r in rs] for m, rs in self.flags.items() if rs},
         }
+
+
+def _number(value: float) -> int | float:
+    """A count as an int (numpy scalars unwrapped), a fractional weight as a float."""
+    number = float(value)
+    return int(number) if number.is_integer() else number

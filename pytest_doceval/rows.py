@@ -8,7 +8,7 @@ JSON report, merged across shards and rendered by the HTML. `row_key` is the one
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 # Outcomes whose metrics are real measurements ("failed" = measured, then failed a gate).
@@ -46,12 +46,41 @@ def new_row(
         "fingerprint": {},
         "cache_key": None,
         "notes": [],
+        "flags": {},
         "baseline": None,
     }
 
 
 def is_measured(row: Mapping[str, Any]) -> bool:
     return row.get("outcome") in MEASURED
+
+
+def flag_reasons(
+    rows: Iterable[Mapping[str, Any]], metric: str, systems: Collection[str] | None = None
+) -> dict[str, dict[str, int]]:
+    """{system: {reason: cases}} of measured rows flagged on `metric` (``row["flags"]``,
+    metric -> reasons its value may mislead), for `systems` only when given."""
+    out: dict[str, dict[str, int]] = {}
+    for row in rows:
+        if not is_measured(row) or (systems is not None and row["system"] not in systems):
+            continue
+        for reason in (row.get("flags") or {}).get(metric, []):
+            counts = out.setdefault(row["system"], {})
+            counts[reason] = counts.get(reason, 0) + 1
+    return out
+
+
+# The report's mark on a value some of whose cases are flagged, in every table that compares it.
+FLAG_MARK = "\u2020"
+
+
+def describe_flags(flagged: Mapping[str, int], n: int | None = None) -> str:
+    """``reason (k of n cases); ...`` for a `flag_reasons` entry of one system."""
+    of = f" of {n}" if n is not None else ""
+    return "; ".join(
+        f"{reason} ({k}{of} case{'s' if (n or k) != 1 else ''})"
+        for reason, k in sorted(flagged.items())
+    )
 
 
 def sort_rows(rows: Any) -> list[dict[str, Any]]:

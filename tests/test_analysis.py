@@ -188,3 +188,46 @@ def test_an_interval_is_clipped_to_the_metric_bounds() -> None:
         and aggregates["f1"]["ci_low"] == aggregates["raw"]["ci_low"]
     )
     assert MetricSpec.from_dict(specs["f1"].to_dict()) == specs["f1"]
+
+
+def test_gates_and_comparisons_report_their_minimum_detectable_effect() -> None:
+    """Issue 19: every suite gate and paired comparison says the smallest change it detects
+    with 80% power; statsmodels solves the same t power equation independently."""
+    from statsmodels.stats.power import TTestPower
+
+    from pytest_doceval.report.terminal import summary_lines
+
+    rows = _rows()
+    meta = {**META, "gate_rules": {"suite": {"cer": "significant:+0.5pp"}}}
+    config = StatsConfig(resamples=500)
+    suite = analyse_suite(meta, rows, config, (AllPairs(),))
+    gate = next(g for g in suite["gates"] if g["system"] == "a")
+    current = [r["metrics"]["cer"] for r in rows if r["system"] == "a" and r["metrics"]]
+    base = [r["baseline"]["cer"] for r in rows if r["system"] == "a" and r["metrics"]]
+    sd = float(np.std(np.round(current, 6) - np.array(base), ddof=1))
+    effect = TTestPower().solve_power(nobs=12, alpha=0.025, power=0.8, alternative="larger")
+    assert gate["mde"] == pytest.approx(effect * sd, rel=1e-4)
+    assert gate["reliable"] is (gate["mde"] <= 0.005)
+    assert "this suite detects changes of" in gate["power_note"]
+    cer = next(c for c in suite["comparisons"] if c["metric"] == "cer")
+    a = [r["metrics"]["cer"] for r in rows if r["system"] == "a" and r["metrics"]]
+    b = [r["metrics"]["cer"] for r in rows if r["system"] == "b" and r["metrics"]]
+    effect = TTestPower().solve_power(nobs=12, alpha=0.05, power=0.8)
+    assert cer["mde"] == pytest.approx(effect * float(np.std(np.subtract(a, b), ddof=1)), rel=1e-4)
+    correct = next(c for c in suite["comparisons"] if c["metric"] == "correct")
+    assert correct["mde"] > 0  # exact McNemar (stats.power is checked by simulation)
+    assert all("mde" in d for d in suite["baseline_deltas"])
+    report = {"suites": {"s": {**suite, "kind": "documents", "scoring_id": "x"}}}
+    lines = summary_lines(report)
+    assert any(line.strip() == gate["power_note"] for line in lines)
+
+
+def test_a_gate_below_its_mde_says_it_cannot_reliably_fail() -> None:
+    from pytest_doceval.report.analysis import power_note
+
+    assert power_note(0.005, 0.021) == (
+        "this suite detects changes of 2.1pp or more (80% power); its tolerance 0.5pp is below "
+        "that: it cannot reliably fail on a regression smaller than 2.6pp"
+    )
+    assert power_note(0.05, 0.021) == "this suite detects changes of 2.1pp or more (80% power)"
+    assert "cannot detect" in power_note(0.05, float("inf"))

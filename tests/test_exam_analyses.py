@@ -34,6 +34,7 @@ from pytest_doceval.exam.analyses import (
 )
 from pytest_doceval.exam.scoring import EXAM_METRICS, random_answer
 from pytest_doceval.report.analysis import analyse_suite
+from pytest_doceval.stats.power import mcnemar_mde
 
 CONFIG = StatsConfig(resamples=400, confidence=0.95, seed=7)
 NATIONS = ("Korea", "Japan", "India")
@@ -197,6 +198,11 @@ def test_deltas(rows: list[Row], results: dict[str, Any]) -> None:
         assert entry["interpretation"] == interpretations[entry["delta"]]
         assert entry["significant"] == (entry["p_mcnemar"] < 0.05)
         assert entry["supported"] == (entry["value"] > 0 and entry["p_mcnemar"] < 0.05)
+        # issue 19: the change this delta detects with 80% power (exact McNemar at its n and
+        # discordance; stats.power is checked by simulation)
+        discordant = float(np.mean(x != y))
+        if discordant > 0:
+            assert entry["mde"] == pytest.approx(mcnemar_mde(len(common), discordant, 0.05))
     # The random system answers the same on every track: all of its deltas are exactly 0.
     assert {e["value"] for e in table if e["model"] == "random"} == {0.0}
     assert all(e["p_mcnemar"] == 1.0 for e in table if e["model"] == "random")

@@ -321,3 +321,76 @@ def test_robust_rejects_answers_beyond_the_choices(
         assert parsed.answer is None
         assert parsed.failure is not None
         assert f"answer {value} is not one of the {choices} choices" in parsed.failure
+
+
+# ---------------------------------------------------------------- issue 19: "3. Paris", "(3)"
+
+OPTION_TEXT = st.lists(st.text("abcdefghij", min_size=1, max_size=8), min_size=1, max_size=4).map(
+    " ".join
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(OPTION_TEXT, min_size=4, max_size=5, unique=True), st.data())
+def test_a_number_followed_by_that_options_text_is_read(
+    options: list[str], data: st.DataObject
+) -> None:
+    number = data.draw(st.integers(1, len(options)))
+    tail = data.draw(st.sampled_from(["", ".", " is the capital"]))
+    spelled = data.draw(st.sampled_from(["{n}. {t}", "{n}) {t}", "({n}) {t}"]))
+    output = spelled.format(n=number, t=options[number - 1].upper()) + tail
+    parsed = parse_robust(output, len(options), options)
+    assert parsed.answer == number, (output, parsed)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(OPTION_TEXT, min_size=4, max_size=5, unique=True), st.data())
+def test_a_number_followed_by_another_text_is_never_read(
+    options: list[str], data: st.DataObject
+) -> None:
+    """``3. <not option 3's text>`` is how a numbered list of reasoning starts: no answer."""
+    number = data.draw(st.integers(1, len(options)))
+    said = data.draw(OPTION_TEXT.filter(lambda t: not t.startswith(options[number - 1])))
+    parsed = parse_robust(f"{number}. {said}", len(options), options)
+    assert parsed.answer is None and parsed.failure == "no stated answer"
+
+
+@settings(max_examples=80, deadline=None)
+@given(OPTION_TEXT, st.integers(1, 5), st.sampled_from(["({})", "[{}]", "({}).", "( {} )"]))
+def test_a_closing_bracketed_option_is_read(statement: str, number: int, bracket: str) -> None:
+    parsed = parse_robust(f"The capital is {statement} {bracket.format(number)}", 5)
+    assert (parsed.answer, parsed.rule) == (number, "trailing:digit")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(OPTION_TEXT, min_size=4, max_size=4, unique=True), st.data())
+def test_two_different_candidates_are_a_parse_failure(
+    options: list[str], data: st.DataObject
+) -> None:
+    first, second = data.draw(st.lists(st.integers(1, 4), min_size=2, max_size=2, unique=True))
+    for output in [
+        f"{first}. {options[first - 1]} ({second})",
+        f"({first}) is wrong, so ({second})",
+        f"{options[0]} ({first}) or maybe ({second})",
+    ]:
+        parsed = parse_robust(output, 4, options)
+        assert parsed.answer is None and "two different answers" in str(parsed.failure), output
+
+
+def test_issue_19_examples() -> None:
+    assert parse_robust("3. Paris", 4, ["Rome", "Berlin", "Paris", "Madrid"]).answer == 3
+    assert parse_robust("3. Paris", 4).answer is None  # no option texts: not told from a list
+    assert parse_robust("The capital is Canberra (3)", 4).answer == 3
+    assert parse_robust("3. Paris (3)", 4, ["Rome", "Berlin", "Paris", "Madrid"]).answer == 3
+
+
+def test_robust_v1s_revision_moves_its_scoring_id_and_not_the_seeds() -> None:
+    import hashlib
+
+    from pytest_doceval.exam.prompts import GENERATION, get_track, scoring_id
+    from pytest_doceval.models.requests import canonical_json
+
+    payload = {"tracks": {"A": get_track("A").prompt.hash}, "generation": dict(GENERATION)}
+    unrevised = hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()[:12]
+    assert scoring_id(SEED_001, ["A"]) == f"seed-001@{unrevised}"  # as before issue 19
+    assert scoring_id(ROBUST_V1, ["A"]) != f"robust-v1@{unrevised}"

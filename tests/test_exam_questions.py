@@ -287,3 +287,18 @@ def test_real_gaokao_rows_load_with_letter_answers(tmp_path: Path) -> None:
     assert len(loaded) == len(kept)
     assert [q.answer for q in loaded] == ["ABCD".index(r["answer"]) + 1 for r in kept]
     assert all(q.oracle_text and q.extra["year"] for q in loaded)
+
+
+def test_options_are_kept_and_checked(tmp_path: Path) -> None:
+    write(tmp_path, [question("q-1", answer=2, choices=3, options=["Rome", "Paris", "Oslo"])])
+    assert load_questions(tmp_path)[0].options == ("Rome", "Paris", "Oslo")
+    write(tmp_path, [question("q-1", answer=2, choices=3, options=["Rome", "Paris"])])
+    with pytest.raises(
+        CaseInputError, match=r"jsonl:1 \(question 'q-1'\): 'options' must be a list of 3"
+    ):
+        load_questions(tmp_path)
+    from pytest_doceval.exam.scoring import score_output
+
+    write(tmp_path, [question("q-1", answer=2, choices=3, options=["Rome", "Paris", "Oslo"])])
+    loaded = load_questions(tmp_path)[0]
+    assert score_output(loaded, "2. Paris", "robust-v1").parsed.answer == 2

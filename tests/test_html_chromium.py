@@ -327,6 +327,26 @@ def reviewer_report() -> dict[str, Any]:
     suite["aggregates"]["rapidocr"]["cer"] = agg(0.05, 0.03, float("inf"), n=12)
     suite["baseline_deltas"].append(delta("rapidocr", "wer", 0.0, 0.0, 0.0, "unchanged"))
     suite["baseline_deltas"][-1].update(p_ttest=None, p_wilcoxon=float("nan"))
+    suite["aggregates"]["pymupdf"]["structure_f1"]["flagged"] = {"output repeats itself": 1}
+    suite["gates"][0].update(
+        reliable=False,
+        power_note="this suite detects changes of 2.1pp or more (80% power); its tolerance "
+        "0.5pp is below that: it cannot reliably fail on a regression smaller than 2.6pp",
+    )
+    suite["analysis_keys"] = ["comparisons"]
+    suite["comparisons"] = [
+        {
+            "metric": "cer",
+            "a": "pymupdf",
+            "b": "rapidocr",
+            "n": 3,
+            "mean_diff": 0.08,
+            "ci_low": 0.01,
+            "ci_high": 0.15,
+            "mde": 0.0213,
+            "flagged": {"rapidocr": {"output repeats itself": 2}},
+        }
+    ]
     first = suite["results"][0]
     first["metrics"].update(wer=None, structure_f1=float("nan"))
     extra = [("error", "crashed"), ("failed", "worse"), ("passed", None), ("passed", None)]
@@ -376,3 +396,22 @@ def test_outcome_counts_match_pytest(reviewer_text: str) -> None:
     assert "1 suite, 7 tests: 1 error, 2 failed, 1 skipped, 3 passed" in reviewer_text
     assert "error 1 failed 2 skipped 1 passed 3" in reviewer_text
     assert "showing 7 of 7 matching, 7 in all" in reviewer_text
+
+
+def test_a_flagged_value_gets_a_dagger_and_a_legend(reviewer_text: str) -> None:
+    """Issue 19: a value the kind flagged is marked where it is compared, and said why."""
+    summary = reviewer_text[reviewer_text.index("Summary: mean") :]
+    summary = summary[: summary.index("Means with")]
+    assert summary.count("\u2020") == 2  # the pymupdf structure_f1 cell and the legend
+    assert "\u2020 marks a value that may mislead" in summary
+    assert "structure_f1 [pymupdf]: output repeats itself (1 of " in summary
+
+
+def test_power_shows_in_gates_and_comparisons(reviewer_text: str) -> None:
+    """Issue 19: a gate says what it detects and that it cannot reliably fail; comparisons
+    carry their MDE, in percentage points."""
+    assert "this suite detects changes of 2.1pp or more (80% power)" in reviewer_text
+    assert "it cannot reliably fail on a regression smaller than 2.6pp" in reviewer_text
+    comparisons = reviewer_text[reviewer_text.index("Pairwise comparisons") :]
+    assert "MDE" in comparisons and "2.1pp" in comparisons
+    assert "rapidocr\u2020" in comparisons  # the flagged side of the comparison

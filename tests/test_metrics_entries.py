@@ -53,10 +53,56 @@ def test_name_distance_is_ratcliff_obershelp_on_lowercased_trimmed_names() -> No
 @given(st.text("abcdé ,.", max_size=30), st.text("abcdé ,.", max_size=30))
 def test_name_distance_equals_the_standard_librarys_difflib(gold: str, pred: str) -> None:
     # The hot path uses cydifflib when installed; its ratios must be difflib's, bit for bit.
-    expected = (
-        1.0 - difflib.SequenceMatcher(None, gold.strip().lower(), pred.strip().lower()).ratio()
-    )
+    a, b = gold.strip().lower(), pred.strip().lower()
+    expected = 1.0 - difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
     assert name_distance(gold, pred) == expected
+
+
+def _ratcliff_obershelp_matches(a: str, b: str) -> int:
+    """Plain Ratcliff/Obershelp, written apart from difflib: the longest common block
+    (earliest in `a`, then in `b`, difflib's tie rule), then recursively left and right."""
+    if not a or not b:
+        return 0
+    best = (0, 0, 0)  # length, start in a, start in b
+    for i in range(len(a)):
+        for j in range(len(b)):
+            k = 0
+            while i + k < len(a) and j + k < len(b) and a[i + k] == b[j + k]:
+                k += 1
+            if k > best[0]:
+                best = (k, i, j)
+    k, i, j = best
+    if k == 0:
+        return 0
+    return (
+        k
+        + _ratcliff_obershelp_matches(a[:i], b[:j])
+        + _ratcliff_obershelp_matches(a[i + k :], b[j + k :])
+    )
+
+
+def _plain_distance(a: str, b: str) -> float:
+    a, b = a.strip().lower(), b.strip().lower()
+    if not a and not b:
+        return 0.0
+    return 1.0 - 2 * _ratcliff_obershelp_matches(a, b) / (len(a) + len(b))
+
+
+def test_long_names_have_no_junk_heuristic() -> None:
+    """Issue 19: with difflib's autojunk, "ab"*100 vs "ba"*100 had distance 1.0 (IMQ 0)."""
+    assert name_distance("ab" * 100, "ba" * 100) == pytest.approx(0.005)
+    assert name_distance("ab" * 100, "ba" * 100) == pytest.approx(
+        _plain_distance("ab" * 100, "ba" * 100)
+    )
+    gold = [{"name": "ab" * 100, "pages": [1]}]
+    pred = [{"name": "ba" * 100, "pages": [2]}]
+    assert score_entries({"entries": gold}, {"entries": pred}).imq == pytest.approx(0.995)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text("abc ", max_size=260), st.text("abc ", max_size=260))
+def test_name_distance_is_plain_ratcliff_obershelp_at_any_length(gold: str, pred: str) -> None:
+    assert name_distance(gold, pred) == pytest.approx(_plain_distance(gold, pred), abs=1e-12)
 
 
 def test_set_distance_is_one_minus_iou() -> None:

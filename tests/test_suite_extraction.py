@@ -171,7 +171,7 @@ def test_refs_name_the_variant_and_carry_labels(tmp_path: Path) -> None:
     described = suite.describe()
     assert described["reference_variant"] == "gold"
     assert described["extractors"] == {"rules": "precomputed"}
-    assert suite.scoring_id.startswith("entries@r1-")
+    assert suite.scoring_id.startswith("entries@r2-")
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,7 @@ from pytest_doceval.exam.table import (
     tracks_of,
 )
 from pytest_doceval.rows import plain
+from pytest_doceval.stats.power import paired_mde
 from pytest_doceval.suites.base import Analysis
 
 Rows = Sequence[Mapping[str, Any]]
@@ -158,6 +159,7 @@ class Deltas:
                         "only_second": mcnemar.only_b,
                         "significant": mcnemar.p < alpha,
                         "supported": ci.mean > 0 and mcnemar.p < alpha,
+                        "mde": paired_mde(x, y, binary=True, alpha=alpha),
                         "interpretation": interpretation,
                     }
                 )
@@ -236,6 +238,7 @@ class Pairwise:
                         "p_mcnemar": mcnemar.p,
                         "cohens_d": stats.cohens_d_paired(x, y),
                         "p_ttest": stats.paired_ttest_p(x, y),
+                        "mde": paired_mde(x, y, binary=True, alpha=alpha),
                     }
                 )
             adjusted = stats.bonferroni([c["p_mcnemar"] for c in family])

@@ -1,6 +1,7 @@
 """Reading a model's multiple-choice answer out of its raw output.
 
-Two parsers, both ``(output, choices) -> ParsedAnswer``, named by the suite's ``answer_parser``:
+Two parsers, both ``(output, choices, options=()) -> ParsedAnswer`` (``options``: the option
+texts when the question lists them), named by the suite's ``answer_parser``:
 
 ``seed-001`` -- seed 001, section 4.1, verbatim: the answer is the first character of the
 output matching the regex ``[1-5]`` (ASCII digits only); no match is a parse failure, which
@@ -20,7 +21,16 @@ levels in order and stops at the first that names anything:
    ``Answer: C``, ``the answer is (B)``, ``the correct option is 4``, ``I choose 2``.
 4. ``leading``: a one-line output that opens with an option label: ``C) Paris``, ``(3) 국회``,
    ``③ 서울``, ``D. Pacific Ocean`` (short outputs under ``max_tokens = 10`` look like this).
-   ``3. ...`` is not a label: a numbered list of reasoning starts that way.
+   ``3. ...`` is not a label: a numbered list of reasoning starts that way -- unless the
+   question lists its option texts and what follows ``3.`` (or ``3)``...) *is* option 3's text
+   (casefolded, spacing collapsed): ``3. Paris`` where option 3 is "Paris" (rule
+   ``leading:numbered``). Without option texts ``3. Paris`` stays unread: nothing
+   tells it from the first line of a numbered list.
+   A one-line output that *ends* with a bracketed option, ``The capital is Canberra (3)``
+   (a full stop after it allowed), is read as that option at level ``trailing``.
+   Both are read together: every label, numbered option and bracketed option of the output
+   must name the same answer, else it is a parse failure (``3. Paris (2)``, ``(1) is wrong,
+   so (3)``).
 
 A higher level outranks a lower one: an explicit final answer settles a chain of thought that
 named other answers on the way. Every statement found at the deciding level must name the same
@@ -40,9 +50,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 SEED_001 = "seed-001"
 ROBUST_V1 = "robust-v1"
@@ -68,7 +78,11 @@ class ParsedAnswer:
         return asdict(self)
 
 
-AnswerParser = Callable[[str, int], ParsedAnswer]
+class AnswerParser(Protocol):
+    def __call__(
+        self, output: str, choices: int, options: Sequence[str] = ..., /
+    ) -> ParsedAnswer: ...
+
 
 # ---------------------------------------------------------------------------------------------
 # seed-001
@@ -77,8 +91,9 @@ AnswerParser = Callable[[str, int], ParsedAnswer]
 _SEED_REGEX = re.compile(r"[1-5]")
 
 
-def parse_seed_001(output: str, choices: int = 5) -> ParsedAnswer:
-    """Seed 001's parser: the first ``[1-5]`` in the output (``choices`` is not consulted)."""
+def parse_seed_001(output: str, choices: int = 5, options: Sequence[str] = (), /) -> ParsedAnswer:
+    """Seed 001's parser: the first ``[1-5]`` in the output (``choices`` and ``options`` are not
+    consulted)."""
     match = _SEED_REGEX.search(output)
     if match is None:
         return ParsedAnswer(SEED_001, None, None, "no digit 1-5 in the output")
@@ -245,6 +260,38 @@ def _leading(text: str) -> list[_Mention]:
     return [m for label in _LABEL_RE.finditer(line) for m in _mentions_in(label.group())]
 
 
+# "3. Paris", "3) Paris", "(3) Paris": an option number and the rest of the line.
+_NUMBERED_RE = re.compile(r"[(\[]?\s*(?P<number>[0-9]+|[\uFF10-\uFF19]+)\s*[.)\]]\s+(?P<text>.+)")
+# A bracketed option closing a one-line output: "The capital is Canberra (3)."
+_TRAILING_RE = re.compile(rf"[(\[]\s*({_token(False)})\s*[)\]]\s*[.。]?\s*$")
+_BRACKETED_RE = re.compile(rf"[(\[]\s*({_token(False)})\s*[)\]]")
+
+
+def _folded(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split()).strip(" .。")
+
+
+def _numbered(text: str, options: Sequence[str]) -> list[_Mention]:
+    """A one-line ``3. Paris`` whose text after the number is option 3's own text."""
+    line = text.strip()
+    match = _NUMBERED_RE.fullmatch(line)
+    if "\n" in line or match is None or not options:
+        return []
+    number = int(unicodedata.normalize("NFKC", match.group("number")))
+    said = _folded(match.group("text"))
+    if not 1 <= number <= len(options) or not said.startswith(_folded(options[number - 1])):
+        return []
+    return [_Mention(number, "numbered")]
+
+
+def _bracketed(text: str) -> list[_Mention]:
+    """Every bracketed option of a one-line output that ends with one, else nothing."""
+    line = text.strip()
+    if "\n" in line or _TRAILING_RE.search(line) is None:
+        return []
+    return [m for found in _BRACKETED_RE.finditer(line) for m in _mentions_in(found.group())]
+
+
 def _decide(level: str, mentions: list[_Mention], choices: int) -> ParsedAnswer:
     values = sorted({m.value for m in mentions})
     if len(values) > 1:
@@ -258,7 +305,7 @@ def _decide(level: str, mentions: list[_Mention], choices: int) -> ParsedAnswer:
     return ParsedAnswer(ROBUST_V1, value, f"{level}:{mentions[0].form}")
 
 
-def parse_robust(output: str, choices: int) -> ParsedAnswer:
+def parse_robust(output: str, choices: int, options: Sequence[str] = (), /) -> ParsedAnswer:
     """The robust parser (``robust-v1``; see the module docstring for its rules)."""
     if not 1 <= choices <= len(LETTERS):
         raise ValueError(f"choices must be 1..{len(LETTERS)}, got {choices}")
@@ -268,16 +315,24 @@ def parse_robust(output: str, choices: int) -> ParsedAnswer:
         ("whole", lambda: _whole(output)),
         ("final", lambda: _after_markers(output, _FINAL_RE) + _final_line(output)),
         ("answer-line", lambda: _after_markers(output, _ANSWER_RE)),
-        ("leading", lambda: _leading(output)),
     ]
     for level, find in levels:
         mentions = find()
         if mentions:
             return _decide(level, mentions, choices)
+    # The last level reads labels, numbered options and a closing bracketed option together,
+    # so that two different ones are a failure, not a pick.
+    opening = _leading(output) + _numbered(output, options)
+    closing = _bracketed(output)
+    if opening or closing:
+        return _decide("leading" if opening else "trailing", opening + closing, choices)
     return ParsedAnswer(ROBUST_V1, None, None, "no stated answer")
 
 
 PARSERS: Mapping[str, AnswerParser] = {SEED_001: parse_seed_001, ROBUST_V1: parse_robust}
+# A parser's revision enters the exam scoring id, so baselines read by an older revision stop
+# comparing. robust-v1 r2: "3. Paris" with the question's option texts, a closing "(3)".
+PARSER_REVISIONS: Mapping[str, int] = {ROBUST_V1: 2}
 
 
 def get_parser(name: str) -> AnswerParser:

@@ -168,11 +168,16 @@ def prompt_report(tracks: Sequence[str]) -> dict[str, dict[str, str]]:
 def scoring_id(
     parser: str, tracks: Sequence[str], generation: Mapping[str, Any] = GENERATION
 ) -> str:
-    """``<parser>@<12 hex>``: the answer parser, plus a digest of the tracks' prompt hashes and
-    the generation settings -- what must match for two runs' accuracies to be comparable."""
-    payload = {
+    """``<parser>@<12 hex>``: the answer parser, plus a digest of the tracks' prompt hashes, the
+    generation settings and the parser's revision (`answers.PARSER_REVISIONS`) -- what must
+    match for two runs' accuracies to be comparable."""
+    from pytest_doceval.exam.answers import PARSER_REVISIONS
+
+    payload: dict[str, Any] = {
         "tracks": {t: get_track(t).prompt.hash for t in sorted(tracks)},
         "generation": dict(generation),
     }
+    if parser in PARSER_REVISIONS:  # absent for seed-001: its ids stay as they were
+        payload["parser_revision"] = PARSER_REVISIONS[parser]
     digest = hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
     return f"{parser}@{digest[:12]}"

@@ -16,6 +16,9 @@ Each line is a JSON object::
 - ``nation``, ``task`` (subject or exam type): non-empty strings; every row is grouped by them.
 - ``oracle_text`` (optional): a human transcription of the question; track B2 runs on the
   questions that have one.
+- ``options`` (optional): the option texts, ``choices`` non-empty strings in order; with them
+  ``robust-v1`` also reads an answer written as an option number and that option's text
+  (``3. Paris``).
 - Any other key (``year``, ``source``, ...) is kept in `Question.extra`, untouched.
 
 Every error is a `CaseInputError` naming the file, the line and the cause; all of a file's
@@ -36,7 +39,9 @@ from pytest_doceval.errors import CaseInputError
 
 QUESTIONS = "questions.jsonl"
 MIN_CHOICES, MAX_CHOICES = 2, 5
-KNOWN_KEYS = frozenset({"id", "image", "answer", "choices", "nation", "task", "oracle_text"})
+KNOWN_KEYS = frozenset(
+    {"id", "image", "answer", "choices", "nation", "task", "oracle_text", "options"}
+)
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _ID = re.compile(r"[^\s\[\]]+")
@@ -60,6 +65,7 @@ class Question:
     oracle_text: str | None
     line: int
     extra: Mapping[str, Any] = field(default_factory=dict)
+    options: tuple[str, ...] = ()
 
     @property
     def has_oracle(self) -> bool:
@@ -191,12 +197,23 @@ def _question(row: Any, line: int, root: Path, check_images: bool) -> Question |
     oracle = row.get("oracle_text")
     if oracle is not None and (not isinstance(oracle, str) or not oracle.strip()):
         problems.append(f"'oracle_text' must be a non-empty string or absent, not {oracle!r}")
+    options = row.get("options", [])
+    if not (
+        isinstance(options, list)
+        and all(isinstance(o, str) and o.strip() for o in options)
+        and (not options or len(options) == choices)
+    ):
+        problems.append(
+            f"'options' must be a list of {choices or 'choices'} non-empty strings or absent, "
+            f"not {options!r}"
+        )
+        options = []
     if problems:
         return problems
     assert isinstance(qid, str) and isinstance(choices, int) and answer is not None
     assert nation is not None and task is not None and image is not None
     extra = {k: v for k, v in row.items() if k not in KNOWN_KEYS}
-    return Question(qid, image, answer, choices, nation, task, oracle, line, extra)
+    return Question(qid, image, answer, choices, nation, task, oracle, line, extra, tuple(options))
 
 
 def load_questions(root: Path, *, check_images: bool = True) -> list[Question]:

@@ -88,7 +88,7 @@ class ExamScore:
 
 def score_output(question: Question, output: str, parser: str) -> ExamScore:
     """Score a model's raw `output` for `question` with the answer parser named `parser`."""
-    parsed = get_parser(parser)(output, question.choices)
+    parsed = get_parser(parser)(output, question.choices, question.options)
     return ExamScore(question.id, question.answer, question.choices, output, parsed)
 
 

@@ -38,10 +38,31 @@ in the truth; when truth characters were deleted just before it (markup such as 
 plain-text parser drops), it maps to the start of that deletion -- the truth boundary sits
 before the markup.
 
-**Matching** is one-to-one within ``±tolerance`` characters (default 20): one predicted boundary
-cannot satisfy two truth boundaries, nor one truth boundary two predictions. For points on a line
-with a fixed window, matching each truth boundary in order to the earliest unused prediction in
-its window gives a maximum matching (checked against scipy's bipartite matching in the tests).
+**Anchoring**: a predicted cut takes part only where the output around it *is* the truth's text
+around the place it maps to. Where the two texts share little, the character alignment is arbitrary
+(it still pairs up common letters), and a ±20-character window every ~450 characters would catch a
+truth boundary by chance: an unrelated document scored about 0.25 and a page with its paragraphs
+reversed scored its full ceiling. So both texts are read as their *word characters* (letters, digits
+and ``_``, casefolded; whitespace, punctuation and markup such as ``#``, ``*``, ``|`` or pandoc's
+``::: thebibliography`` div fences and ``{#sec:x}`` attributes dropped, so
+a plain-text parser that loses the markdown still anchors), and a cut at output offset p mapped to
+truth offset q is *anchored* when, on each side (before and after), the ``ANCHOR_CHARACTERS`` (16)
+word characters next to the cut in one text are found, up to ``ANCHOR_EDITS`` (a quarter), among
+the 32 next to it in the other, either way round (rapidfuzz's ``fuzz.partial_ratio`` >= 75). The
+wide window forgives what only one side writes near a cut: a pandoc citation key or footnote
+reference in the truth's markdown, a section number or a footnote mark in the output; an OCR slip
+costs a few edits. Two unrelated stretches of text are far apart, and both sides matter: a sentence
+repeated over and over starts its chunks with the truth's words, but what precedes each cut is the
+sentence's own end, not the truth's text before it; a reversed page starts a chunk at a true
+paragraph start preceded by the wrong paragraph. Known cost: where the output words a stretch
+differently from the truth right at a cut ("References" for the truth's "Bibliography"), that cut
+is lost. `BoundaryScore.anchored` counts anchored cuts.
+
+**Matching** of anchored cuts is one-to-one within ``±tolerance`` characters (default 20): one
+predicted boundary cannot satisfy two truth boundaries, nor one truth boundary two predictions. For
+points on a line with a fixed window, matching each truth boundary in order to the earliest unused
+prediction in its window gives a maximum matching (checked against scipy's bipartite matching in the
+tests).
 
 **Empty B_gt** (a truth of one block, or empty): BC = 1.0, whether or not the output was cut.
 BC is a recall: with nothing to find, nothing was missed, and the chunker cuts any text longer
@@ -66,15 +87,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from pytest_doceval.metrics.chunking import CHUNK_OVERLAP, CHUNK_SIZE, Chunk, split_text
 from pytest_doceval.metrics.structure import _FENCE, _HEADING
-from pytest_doceval.normalise import RAW
+from pytest_doceval.normalise import PANDOC_MARKUP, RAW
 
 DEFAULT_TOLERANCE = 20
+ANCHOR_CHARACTERS = 16
+ANCHOR_EDITS = 0.25
 
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+_WORD_CHARACTER = re.compile(r"\w")
 _THEMATIC_BREAK = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
 
 
@@ -91,12 +116,14 @@ class BoundaryScore:
     ceiling: float = 1.0
     truth: tuple[int, ...] = ()
     predicted: tuple[int, ...] = ()
+    anchored: int = 0
 
     def to_dict(self) -> dict[str, int | float]:
         return {
             "matched": self.matched,
             "n_truth": self.n_truth,
             "n_pred": self.n_pred,
+            "anchored": self.anchored,
             "ceiling": self.ceiling,
         }
 
@@ -183,6 +210,61 @@ def align(truth: str, output: str, positions: Sequence[int]) -> list[int]:
     return mapped
 
 
+@dataclass(frozen=True)
+class WordCharacters:
+    """A text's word characters (casefolded) and the offset of each in the text."""
+
+    characters: str
+    offsets: tuple[int, ...]
+
+    @classmethod
+    def of(cls, text: str) -> WordCharacters:
+        # pandoc's div fences and attribute blocks (``::: thebibliography``) are markup too
+        hidden = {
+            i for markup in PANDOC_MARKUP for m in markup.finditer(text) for i in range(*m.span())
+        }
+        found = [
+            (m.group().casefold(), m.start())
+            for m in _WORD_CHARACTER.finditer(text)
+            if m.start() not in hidden
+        ]
+        # casefold can lengthen a character (ß -> ss): keep one offset per resulting character
+        characters = "".join(c for c, _ in found)
+        offsets = tuple(offset for c, offset in found for _ in c)
+        return cls(characters, offsets)
+
+    def around(self, position: int, width: int) -> tuple[str, str]:
+        """The `width` word characters before `position` and the `width` from it on."""
+        index = bisect.bisect_left(self.offsets, position)
+        return self.characters[max(0, index - width) : index], self.characters[
+            index : index + width
+        ]
+
+
+def _found_near(short: str, wide: str) -> bool:
+    """Whether `short` is, up to `ANCHOR_EDITS`, a stretch of `wide` (rapidfuzz's
+    partial_ratio: the best-aligned window's Indel similarity; a quarter of the characters
+    substituted is a similarity of 75)."""
+    if not short:
+        return not wide
+    return fuzz.partial_ratio(short, wide) >= 100 * (1 - ANCHOR_EDITS)
+
+
+def is_anchored(truth: WordCharacters, output: WordCharacters, cut: int, mapped: int) -> bool:
+    """Whether the output's word characters on both sides of `cut` are the truth's on both
+    sides of `mapped` (see the module docstring): on each side, the near window of one text is
+    found in the wide window of the other, either way round."""
+    near, wide = ANCHOR_CHARACTERS, 2 * ANCHOR_CHARACTERS
+    (before, after), (wide_before, wide_after) = output.around(cut, near), output.around(cut, wide)
+    (t_before, t_after), (t_wide_before, t_wide_after) = (
+        truth.around(mapped, near),
+        truth.around(mapped, wide),
+    )
+    return (_found_near(before, t_wide_before) or _found_near(t_before, wide_before)) and (
+        _found_near(after, t_wide_after) or _found_near(t_after, wide_after)
+    )
+
+
 def match_boundaries(truth: Sequence[int], predicted: Sequence[int], tolerance: int) -> int:
     """The size of a maximum one-to-one matching of truth to predicted offsets that differ by
     at most `tolerance`."""
@@ -214,9 +296,15 @@ def boundary_coherence(
     gold = truth_boundaries(truth)
     cuts = chunk_boundaries(split_text(output, size, overlap))
     predicted = align(truth, output, cuts)
-    matched = match_boundaries(gold, predicted, tolerance)
+    truth_words, output_words = WordCharacters.of(truth), WordCharacters.of(output)
+    anchored = [
+        mapped
+        for cut, mapped in zip(cuts, predicted, strict=True)
+        if is_anchored(truth_words, output_words, cut, mapped)
+    ]
+    matched = match_boundaries(gold, anchored, tolerance)
     if not gold:
-        return BoundaryScore(1.0, 0, 0, len(cuts), 1.0, (), tuple(predicted))
+        return BoundaryScore(1.0, 0, 0, len(cuts), 1.0, (), tuple(predicted), len(anchored))
     # The truth chunked by the same splitter: its own cuts need no alignment.
     best = match_boundaries(gold, chunk_boundaries(split_text(truth, size, overlap)), tolerance)
     return BoundaryScore(
@@ -227,4 +315,5 @@ def boundary_coherence(
         best / len(gold),
         tuple(gold),
         tuple(predicted),
+        len(anchored),
     )

@@ -12,6 +12,13 @@ accuracy, which is over gold fields as in the seed: they enter the structural ac
 per-verdict counts. With no gold field at all, every accuracy is 1.0 when nothing was
 predicted either, else 0.0.
 
+**Across documents** (seed 004: Acc_k is the share of the N samples whose field k matches) the
+report shows two aggregates: the mean of the per-document totals above (every document weighs
+the same), and beside it, as ``corpus``, the seed's own formula with each Acc_k pooled over the
+corpus -- Σ matched_k / Σ total_k over all documents' gold fields named k (for a scalar field,
+the share of the documents with that field in which it matches) -- then Σ w_k Acc_k / Σ w_k.
+`FieldScore.pooled_counts` puts the counts in the row, `stats.pooled_share` sums them.
+
 **Nested accuracy**: `nested`, over the same gold fields and their depths.
 
 **Structure** (the seed's structural accuracy, with missing, null and extra kept apart): over
@@ -83,11 +90,14 @@ FIELD_METRICS: Final[Mapping[str, MetricSpec]] = {
     "field_accuracy": MetricSpec(
         "higher",
         bounds=SHARE,
-        description="Weighted mean over field names of the share matched exactly (004)",
+        pooled="field_accuracy:",
+        description="Weighted mean over field names of the share matched exactly (004); "
+        "corpus: the seed's Σ w_k Acc_k / Σ w_k with Acc_k pooled over all documents",
     ),
     "field_fuzzy_accuracy": MetricSpec(
         "higher",
         bounds=SHARE,
+        pooled="field_fuzzy_accuracy:",
         description="As field_accuracy, with NED <= tau for text, a tolerance for numbers",
     ),
     "field_similarity": MetricSpec(
@@ -171,6 +181,17 @@ class FieldScore:
             "insertions": c["invented_field"] + c["invented_item"],
             "reference_length": sum(1 for v in self.verdicts if v.scored),
         }
+
+    def pooled_counts(self) -> dict[str, dict[str, float]]:
+        """Per field name its matched and total gold fields and its weight, exact and fuzzy,
+        as ``row["counts"]`` keys ``field_accuracy:<name>`` / ``field_fuzzy_accuracy:<name>``:
+        what the corpus aggregate (`MetricSpec.pooled`) sums over documents."""
+        exact, fuzzy = PER_FIELD_PREFIXES
+        out: dict[str, dict[str, float]] = {}
+        for name, t in self.fields.items():
+            out[exact + name] = {"matched": t.exact, "total": t.total, "weight": t.weight}
+            out[fuzzy + name] = {"matched": t.fuzzy, "total": t.total, "weight": t.weight}
+        return out
 
     def view(self) -> dict[str, Any]:
         """Verdicts for the report (builtin types): the counts, the structure tallies, the

@@ -28,7 +28,10 @@ class MetricSpec:
     ``direction``: which way is better. ``headline``: shown in summaries, comparisons, the
     terminal and pytest-html columns (per-field or per-type families usually are not).
     ``counts``: the key in ``row["counts"]`` whose edit counts give a corpus rate (edits /
-    reference length) beside the mean. ``binary``: 0/1 per case (McNemar for pairs).
+    reference length) beside the mean. ``pooled``: a prefix of keys in ``row["counts"]``, each
+    key one group's ``matched``, ``total`` and ``weight``; the corpus value beside the mean is
+    then Σ w_k (Σ matched_k / Σ total_k) / Σ w_k over the groups (`stats.pooled_share`).
+    ``binary``: 0/1 per case (McNemar for pairs).
     ``description``: one line for the HTML legend. ``bounds``: the metric's possible range
     (None for unbounded); a confidence interval is clipped to it, since a t-based interval
     of a share near 1 would otherwise report an upper bound above 1.
@@ -37,6 +40,7 @@ class MetricSpec:
     direction: Direction
     headline: bool = True
     counts: str | None = None
+    pooled: str | None = None
     binary: bool = False
     description: str = ""
     bounds: Bounds = (None, None)
@@ -69,6 +73,7 @@ class MetricSpec:
             direction=data["direction"],
             headline=bool(data.get("headline", True)),
             counts=data.get("counts"),
+            pooled=data.get("pooled"),
             binary=bool(data.get("binary", False)),
             description=str(data.get("description", "")),
             bounds=_bounds(data.get("bounds")),

@@ -15,9 +15,10 @@ from typing import Any
 from pytest_doceval import stats
 from pytest_doceval.analyses import values_by_system
 from pytest_doceval.config import StatsConfig
-from pytest_doceval.gates import parse_suite_gates, rounded
+from pytest_doceval.gates import format_pp, parse_suite_gates, rounded
 from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
-from pytest_doceval.rows import is_measured, sort_rows
+from pytest_doceval.rows import flag_reasons, is_measured, sort_rows
+from pytest_doceval.stats.power import paired_mde
 from pytest_doceval.suites.base import Analysis
 
 
@@ -34,9 +35,12 @@ def aggregates(
 ) -> dict[str, Any]:
     """Per system and metric: mean with its CI and n (``method`` says which interval,
     ``small_n`` marks fewer than `stats.SMALL_N` cases); for metrics whose spec names
-    ``counts``, also the corpus rate (sum of edits / sum of reference lengths) and its CI."""
+    ``counts``, also the corpus rate (sum of edits / sum of reference lengths) and its CI
+    (``pooled``: the pooled weighted share); ``flagged``: {reason: cases} when rows flag the
+    metric (``row["flags"]``)."""
     out: dict[str, dict[str, Any]] = {}
     for metric, spec in specs.items():
+        flagged = flag_reasons(rows, metric)
         for system, cases in values_by_system(rows, metric).items():
             ordered = [cases[c] for c in sorted(cases)]
             interval = stats.mean_interval(
@@ -53,6 +57,10 @@ def aggregates(
             )
             if spec.counts is not None:
                 entry.update(_corpus(rows, system, spec.counts, config))
+            if spec.pooled is not None:
+                entry.update(_pooled(rows, system, spec.pooled, config))
+            if system in flagged:
+                entry["flagged"] = flagged[system]
             out.setdefault(system, {})[metric] = entry
     return out
 
@@ -77,11 +85,40 @@ def _corpus(
     }
 
 
+def _pooled(
+    rows: Sequence[Mapping[str, Any]], system: str, prefix: str, config: StatsConfig
+) -> dict[str, Any]:
+    """The corpus value of a `MetricSpec.pooled` metric: counts pooled per group first."""
+    cases = [
+        {
+            key.removeprefix(prefix): (c["matched"], c["total"], c.get("weight", 1.0))
+            for key, c in r.get("counts", {}).items()
+            if key.startswith(prefix)
+        }
+        for r in rows
+        if r["system"] == system and is_measured(r)
+    ]
+    interval = stats.pooled_share(
+        cases, resamples=config.resamples, confidence=config.confidence, seed=config.seed
+    )
+    return {
+        "corpus": interval.mean,
+        "corpus_ci_low": interval.ci_low,
+        "corpus_ci_high": interval.ci_high,
+    }
+
+
 def paired_change(
-    a: Sequence[float], b: Sequence[float], direction: str, config: StatsConfig
+    a: Sequence[float],
+    b: Sequence[float],
+    direction: str,
+    config: StatsConfig,
+    *,
+    binary: bool = False,
 ) -> dict[str, Any]:
     """The paired change a - b over the same cases: its mean with CI (and the interval's
-    method), paired t and Wilcoxon p-values, and the verdict in the metric's direction. One home
+    method), paired t and Wilcoxon p-values, the verdict in the metric's direction, and the
+    minimum detectable effect (``mde``, `stats.power`; McNemar for a `binary` metric). One home
     for baseline deltas and for kinds comparing two conditions (OCR variants, tracks)."""
     interval = stats.paired_interval(
         a, b, resamples=config.resamples, confidence=config.confidence, seed=config.seed
@@ -98,6 +135,7 @@ def paired_change(
         "p_wilcoxon": stats.wilcoxon_p(a, b),
         "significant": change != "unchanged",
         "verdict": change,
+        "mde": paired_mde(a, b, binary=binary, alpha=1 - config.confidence),
     }
 
 
@@ -110,6 +148,7 @@ def baseline_deltas(
         current = values_by_system(rows, metric)
         baseline = values_by_system(rows, metric, source="baseline")
         direction = specs[metric].direction
+        flagged = flag_reasons(rows, metric)
         for system in sorted(current):
             common = sorted(set(current[system]) & set(baseline.get(system, {})))
             if not common:
@@ -124,7 +163,8 @@ def baseline_deltas(
                     "metric": metric,
                     "current_mean": sum(a) / len(a),
                     "baseline_mean": sum(b) / len(b),
-                    **paired_change(a, b, direction, config),
+                    **paired_change(a, b, direction, config, binary=specs[metric].binary),
+                    **({"flagged": flagged[system]} if system in flagged else {}),
                 }
             )
     return out
@@ -166,6 +206,14 @@ def suite_gate_results(
                 confidence=config.confidence,
                 seed=config.seed,
             )
+            common = sorted(set(current[system]) & set(base))
+            mde = paired_mde(
+                [rounded(current[system][c]) for c in common],
+                [base[c] for c in common],
+                binary=specs[gate.metric].binary,
+                alpha=(1 - config.confidence) / 2,
+                alternative="larger",
+            )
             out.append(
                 {
                     "system": system,
@@ -178,10 +226,29 @@ def suite_gate_results(
                     "ci_low": decision.ci_low,
                     "ci_high": decision.ci_high,
                     "method": decision.method,
+                    "mde": mde,
+                    "reliable": mde <= gate.margin,
+                    "power_note": power_note(gate.margin, mde),
                     "message": f"[{system}] {decision.message}",
                 }
             )
     return out
+
+
+def power_note(margin: float, mde: float) -> str:
+    """What a suite gate can see: the regressions it fails on with 80% power (beyond its
+    margin by the MDE), and whether its margin is below the MDE."""
+    if mde != mde:
+        return "too few cases to say what this gate detects"
+    if mde == float("inf"):
+        return "this suite cannot detect a change with 80% power (too few cases or discordances)"
+    detects = f"this suite detects changes of {format_pp(mde)} or more (80% power)"
+    if mde <= margin:
+        return detects
+    return (
+        f"{detects}; its tolerance {format_pp(margin)} is below that: it cannot reliably fail "
+        f"on a regression smaller than {format_pp(margin + mde)}"
+    )
 
 
 def outcome_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:

@@ -15,8 +15,11 @@ from typing import Any
 from pytest_doceval import stats
 from pytest_doceval.analyses import values_by_system
 from pytest_doceval.errors import DocevalError
+from pytest_doceval.gates import format_pp
 from pytest_doceval.metrics.spec import headline, specs_from_section
 from pytest_doceval.report.analysis import verdict
+from pytest_doceval.rows import FLAG_MARK, describe_flags, flag_reasons
+from pytest_doceval.stats.power import paired_mde
 
 
 def compare_reports(
@@ -45,6 +48,7 @@ def compare_reports(
         for metric in names:
             before = values_by_system(a["results"], metric)
             after = values_by_system(b["results"], metric)
+            flagged = flag_reasons(b["results"], metric)  # as the newer report flags them
             for system in sorted(set(before) & set(after)):
                 cases = sorted(set(before[system]) & set(after[system]))
                 if not cases:
@@ -59,6 +63,12 @@ def compare_reports(
                     seed=seed,
                 )
                 direction = specs[metric].direction
+                mde = paired_mde(
+                    [after[system][c] for c in cases],
+                    [before[system][c] for c in cases],
+                    binary=specs[metric].binary,
+                    alpha=0.05,
+                )
                 rows.append(
                     {
                         "suite": suite,
@@ -75,6 +85,8 @@ def compare_reports(
                         "p_wilcoxon": result.p_wilcoxon,
                         "cohens_d": result.cohens_d,
                         "verdict": verdict(result.ci_low, result.ci_high, direction, margin),
+                        "mde": mde,
+                        **({"flagged": flagged[system]} if system in flagged else {}),
                     }
                 )
     if not rows:
@@ -147,16 +159,23 @@ def format_comparison(
         key=lambda r: order.get(r["verdict"], 3),
     )
     header = ["suite", "system", "metric", "n", "old", "new", "diff", "95% CI"]
-    header += ["p(t)", "p(W)", "d", "verdict"]
+    header += ["p(t)", "p(W)", "d", "MDE", "verdict"]
     lines: list[str] = []
+    legend: list[str] = []
     if shown:
         table = [header]
         for r in shown:
+            mark = FLAG_MARK if r.get("flagged") else ""
+            if mark:
+                legend.append(
+                    f"{FLAG_MARK} {r['suite']} {r['metric']} [{r['system']}]: "
+                    f"{describe_flags(r['flagged'])}"
+                )
             table.append(
                 [
                     r["suite"],
                     r["system"],
-                    r["metric"],
+                    r["metric"] + mark,
                     str(r["n"]),
                     f"{r['old_mean']:.4f}",
                     f"{r['new_mean']:.4f}",
@@ -165,10 +184,12 @@ def format_comparison(
                     _p(r["p_ttest"]),
                     _p(r["p_wilcoxon"]),
                     "n/a" if r["cohens_d"] != r["cohens_d"] else f"{r['cohens_d']:.2f}",
+                    format_pp(r.get("mde", float("nan"))),
                     r["verdict"].upper() if r["verdict"] == "worse" else r["verdict"],
                 ]
             )
         lines += _columns(table)
+        lines += legend
     unchanged = sum(r["verdict"] == "unchanged" for r in rows)
     if unchanged and not show_all:
         lines.append(

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_doceval.metrics.spec import headline, specs_from_section
-from pytest_doceval.rows import row_key
+from pytest_doceval.rows import FLAG_MARK, describe_flags, row_key
 
 # Columns in the terminal table; the rest of the headline metrics are in the reports.
 TERMINAL_COLUMNS = 5
@@ -19,7 +19,9 @@ def _number(value: Any) -> str:
 def _cell(entry: Mapping[str, Any] | None) -> str:
     if not entry:
         return "-"
-    return f"{_number(entry['mean'])} [{_number(entry['ci_low'])}, {_number(entry['ci_high'])}]"
+    mark = FLAG_MARK if entry.get("flagged") else ""
+    mean, low, high = (_number(entry[k]) for k in ("mean", "ci_low", "ci_high"))
+    return f"{mean}{mark} [{low}, {high}]"
 
 
 def summary_lines(report: Mapping[str, Any]) -> list[str]:
@@ -36,13 +38,14 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         for note in suite.get("notes", []):
             lines.append(f"  note: {note}")
         aggregates = suite.get("aggregates", {})
-        metrics = [
+        measured = [
             m
             for m in headline(specs_from_section(suite))
             if any(m in a for a in aggregates.values())
-        ][:TERMINAL_COLUMNS]
-        if metrics:
-            lines += _table(aggregates, metrics)
+        ]
+        if measured:
+            lines += _table(aggregates, measured[:TERMINAL_COLUMNS])
+            lines += _flag_legend(aggregates, measured)
         lines += _changes(suite)
         lines += _notes_on_cases(suite)
         for gate in suite.get("gates", []):
@@ -51,6 +54,8 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
                 status = "not evaluated (no baseline)"
             rule = f"{gate['metric']} {gate['rule']}"
             lines.append(f"  suite gate {rule} [{gate['system']}]: {status}")
+            if gate.get("power_note"):
+                lines.append(f"    {gate['power_note']}")
     return lines
 
 
@@ -73,6 +78,21 @@ def _table(aggregates: Mapping[str, Any], metrics: list[str]) -> list[str]:
     return lines
 
 
+def _flag_legend(aggregates: Mapping[str, Any], metrics: list[str]) -> list[str]:
+    """Why a flagged value may mislead, for every headline metric (also those past the
+    table's columns: the reports show them)."""
+    lines = []
+    for system in sorted(aggregates):
+        for metric in metrics:
+            entry = aggregates[system].get(metric) or {}
+            if entry.get("flagged"):
+                lines.append(
+                    f"  {FLAG_MARK} {metric} [{system}] may mislead: "
+                    f"{describe_flags(entry['flagged'], entry.get('n'))}"
+                )
+    return lines
+
+
 def _notes_on_cases(suite: Mapping[str, Any], most: int = 10) -> list[str]:
     """Cases whose evaluation left a note (a parser that returned no text: a damaged PDF that
     still opens scores, and could become a baseline with no visible word)."""
@@ -92,7 +112,8 @@ def _changes(suite: Mapping[str, Any]) -> list[str]:
     )
     lines = [
         f"  {d['verdict'].upper() if d['verdict'] == 'worse' else d['verdict']}: "
-        f"{d['metric']} [{d['system']}] {d['mean_diff']:+.4f} "
+        f"{d['metric']}{FLAG_MARK if d.get('flagged') else ''} [{d['system']}] "
+        f"{d['mean_diff']:+.4f} "
         f"[{_number(d['ci_low'])}, {_number(d['ci_high'])}] vs baseline (n={d['n']})"
         for d in moved
     ]

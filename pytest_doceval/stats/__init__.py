@@ -24,7 +24,8 @@ Conventions shared by the whole package:
 
 Modules: `interval` (the result type, method names, SMALL_N), `resampling` (seeded, chunked
 case resampling), `bootstrap` (percentile, BCa, bootstrap-t), `closed_form` (t, Wilson),
-`intervals` (the entry points and the choice of method), `paired_tests` (t-test, Wilcoxon,
+`intervals` (the entry points and the choice of method), `pooled` (seed 004's corpus field
+accuracy: a weighted mean of pooled shares), `paired_tests` (t-test, Wilcoxon,
 Cohen's d), `contingency` (McNemar, binomial), `anova`, `comparisons` (system pairs,
 Bonferroni), `gate` (the suite-level regression gate).
 """
@@ -61,6 +62,7 @@ from pytest_doceval.stats.paired_tests import (
     paired_ttest_p,
     wilcoxon_p,
 )
+from pytest_doceval.stats.pooled import pooled_share
 
 __all__ = [
     "INTERVAL_METHODS",
@@ -87,6 +89,7 @@ __all__ = [
     "paired_interval",
     "paired_ttest_p",
     "pairwise_comparisons",
+    "pooled_share",
     "significant_regression",
     "t_interval",
     "two_factor_anova",

@@ -53,7 +53,9 @@ OCR_WITHOUT_KOREAN = ("rapidocr",)
 # baselines made before then stop comparing (their scoring id differs) instead of drifting.
 # r2: line endings unified first, exact References headings, blank pages scored, fair-v1 steps
 # fixed against seed 002 (footnotes, e-mail links, author-year, HTML tags, C1 controls).
-SCORING_REVISION = 2
+# r3: Boundary Coherence counts only anchored cuts (the output's text on both sides of a cut
+# must be the truth's there), so unrelated or degenerate outputs no longer score by chance.
+SCORING_REVISION = 3
 
 
 def read_text_file(path: Path, what: str) -> str:
@@ -176,8 +178,8 @@ class DocumentsSuite(Suite):
             "higher",
             bounds=SHARE,
             description="share of the truth's section and paragraph breaks where the output's "
-            "500/50 chunks start (within 20 characters); a perfect output reaches the truth's "
-            "own ceiling, often below 1",
+            "500/50 chunks start (within 20 characters, with the truth's text on both sides); "
+            "a perfect output reaches the truth's own ceiling, often below 1",
         ),
         "chunk_score": MetricSpec(
             "higher",
@@ -319,6 +321,7 @@ class DocumentsSuite(Suite):
         if chunks.metrics.get("chunk_score", 0.0) != chunks.metrics.get("chunk_score", 0.0):
             del chunks.metrics["chunk_score"]  # NaN: no chunk with two sentences to compare
             notes.append("chunk_score: no chunk of the output has two sentences to compare")
+        notes += chunks.notes
         return CaseResult(
             suite=self.name,
             case=ref.case,
@@ -335,6 +338,7 @@ class DocumentsSuite(Suite):
             fingerprint=fingerprint,
             cache_key=key,
             notes=notes + tables.notes,
+            flags=chunks.flags,
         )
 
     def requests(self, refs: Sequence[CaseRef], ctx: RunContext) -> list[Any]:

@@ -11,13 +11,29 @@ needs sentence embeddings, so it runs where a suite names an embedder (``embedde
 
 Embeddings are cached under the output cache (``embeddings/``), so a re-run embeds only new
 sentences.
+
+**Chunk Score's blind spot.** CS keeps seed 000's definition: it measures how alike each chunk's
+sentences are, and an output that drops most of the document, or repeats one sentence, has
+chunks of very alike sentences (SmolLM2's outputs scored the best CS of all systems). So a row
+gets a note and a flag on ``chunk_score`` (`CaseResult.flags`; the report marks flagged values
+wherever they are compared) when
+
+* the output **covers less than half of the truth's text**: the longest common subsequence of
+  the two texts' words (letters and digits, casefolded; rapidfuzz's Indel distance gives its
+  length) holds fewer than half of the truth's words (an unrelated shipped truth covers at most
+  18%); or
+* its **chunks repeat themselves**: at least a quarter of the output's sentences (chunk_score's
+  sentence units, four or more) repeat an earlier one word for word.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from rapidfuzz.distance import Indel
 
 from pytest_doceval.embeddings import (
     CachedEmbedder,
@@ -28,7 +44,7 @@ from pytest_doceval.embeddings import (
 )
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.metrics.boundary_coherence import boundary_coherence
-from pytest_doceval.metrics.chunk_score import chunk_score
+from pytest_doceval.metrics.chunk_score import chunk_score, sentences
 from pytest_doceval.metrics.chunking import chunk_document
 
 
@@ -54,12 +70,61 @@ def make_embedder(setting: str, *, env: Any, source: str) -> Embedder:
     )
 
 
+MIN_COVERAGE = 0.5
+MAX_REPEATED = 0.25
+MIN_SENTENCES_FOR_REPEATS = 4
+_WORD = re.compile(r"\w+")
+
+
+def word_coverage(truth: str, output: str) -> float:
+    """The share of the truth's words that the longest common word subsequence of the two texts
+    holds (1.0 for a truth without words)."""
+    gold = _WORD.findall(truth.casefold())
+    said = _WORD.findall(output.casefold())
+    if not gold:
+        return 1.0
+    common = (len(gold) + len(said) - Indel.distance(gold, said)) // 2
+    return common / len(gold)
+
+
+def repeated_share(output: str) -> tuple[float, int]:
+    """The share of the output's sentence units that repeat an earlier one, and how many units
+    there are."""
+    units = sentences(output)
+    if not units:
+        return 0.0, 0
+    return 1.0 - len(set(units)) / len(units), len(units)
+
+
+COVERS_LITTLE = "output covers less than half of the truth's text"
+REPEATS = "output's chunks repeat themselves"
+
+
+def chunk_score_warnings(truth: str, output: str) -> dict[str, str]:
+    """Why a Chunk Score of `output` may praise garbage (see the module docstring): the flag's
+    reason (one wording, so the report can count cases) -> the note with this case's figure."""
+    warnings = {}
+    coverage = word_coverage(truth, output)
+    if coverage < MIN_COVERAGE:
+        warnings[COVERS_LITTLE] = (
+            f"the output covers {coverage:.0%} of the truth's words (less than half): "
+            "its chunks' coherence says nothing of the document"
+        )
+    share, n = repeated_share(output)
+    if n >= MIN_SENTENCES_FOR_REPEATS and share >= MAX_REPEATED:
+        warnings[REPEATS] = f"{share:.0%} of the output's sentences repeat an earlier one"
+    return warnings
+
+
 @dataclass
 class ChunkQuality:
-    """Both chunk metrics of one output, and what the report keeps about them."""
+    """Both chunk metrics of one output, what the report keeps about them, the flags (metric
+    -> reasons) that warn a value may mislead, and the notes that explain them."""
 
     metrics: dict[str, float] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
+    flags: dict[str, list[str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def chunk_quality(
@@ -74,4 +139,8 @@ def chunk_quality(
         score = chunk_score(chunk_document(output), cached)
         quality.metrics["chunk_score"] = score.value
         quality.details["chunk_score"] = {**score.to_dict(), "embedder": embedder.fingerprint()}
+        warnings = chunk_score_warnings(truth, output)
+        if warnings:
+            quality.flags["chunk_score"] = list(warnings)
+            quality.notes += [f"chunk_score: {note}" for note in warnings.values()]
     return quality

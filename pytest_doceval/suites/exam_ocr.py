@@ -176,5 +176,5 @@ def report_ocr(question: Question, ocr: OcrText, result: CaseResult) -> None:
     if question.oracle_text is not None:
         aligned = character_alignment(OCR_TEXT(question.oracle_text), OCR_TEXT(ocr.text))
         result.metrics["ocr_cer"] = aligned.counts.rate
-        result.counts["ocr_cer"] = aligned.counts.to_dict()
+        result.counts = {**result.counts, "ocr_cer": aligned.counts.to_dict()}
         result.views["text_diff"] = {"metric": "ocr_cer", "ops": aligned.ops}

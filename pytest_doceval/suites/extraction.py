@@ -75,7 +75,9 @@ TRUTH = "truth.json"
 SCHEMA = "schema.json"
 OUTPUTS = "outputs"
 # Bump when how a prediction is read or scored changes, so old baselines stop comparing.
-SCORING_REVISION = 1
+# r2: entry names compared by Ratcliff/Obershelp without difflib's autojunk (names of 200+
+# characters scored as unrelated before).
+SCORING_REVISION = 2
 MAX_NOTED_PROBLEMS = 3
 
 JSON_VALID = MetricSpec(
@@ -314,7 +316,7 @@ class ExtractionSuite(Suite):
             raise CaseInputError(f"{truth_path} / {source}: {exc}") from None
         except RecursionError:  # a truth nested beyond what the tree walks can follow
             raise CaseInputError(f"{truth_path} / {source}: nested too deeply to score") from None
-        metrics, details, views = result
+        metrics, details, views, counts = result
         details = {"extractor": extractor, "variant": variant, **details}
         return CaseResult(
             suite=self.name,
@@ -323,6 +325,7 @@ class ExtractionSuite(Suite):
             metrics=metrics,
             labels=dict(ref.labels),
             details=details,
+            counts=counts,
             views=views,
             fingerprint={**fingerprint, "variant": variant},
             notes=notes,
@@ -330,12 +333,14 @@ class ExtractionSuite(Suite):
 
     def _score(
         self, truth: Any, prediction: Prediction, notes: list[str]
-    ) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
-        """Every metric of the suite's mode for one prediction, with details and views."""
+    ) -> tuple[dict[str, float], dict[str, Any], dict[str, Any], dict[str, dict[str, float]]]:
+        """Every metric of the suite's mode for one prediction, with details, views and
+        counts."""
         value = prediction.value
         metrics: dict[str, float] = {"json_valid": float(prediction.valid)}
         details: dict[str, Any] = {"json_problem": prediction.problem}
         views: dict[str, Any] = {}
+        counts: dict[str, dict[str, float]] = {}
         if self.mode == "entries":
             entries = score_entries(
                 truth, value, self.entries.fields, threshold=self.entries.threshold
@@ -359,6 +364,7 @@ class ExtractionSuite(Suite):
             metrics.update(fields.metrics(per_field=self.fields.per_field))
             metrics.update(tree_edit_score(truth, value).metrics())
             details["verdict_counts"] = fields.counts
+            counts = fields.pooled_counts()
             views["field_verdicts"] = fields.view()
             problems = []
         if problems:
@@ -380,4 +386,4 @@ class ExtractionSuite(Suite):
                 metrics["schema_valid"] = 0.0
         ops = character_alignment(_pretty(truth), _pretty(value)).ops
         views["text_diff"] = {"metric": "json", "ops": ops}
-        return metrics, details, views
+        return metrics, details, views, counts

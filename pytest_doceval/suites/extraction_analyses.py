@@ -87,7 +87,9 @@ class OcrRobustness:
                             "metric": metric,
                             "reference_mean": sum(b) / len(b),
                             "variant_mean": sum(a) / len(a),
-                            **paired_change(a, b, direction, stats_config),
+                            **paired_change(
+                                a, b, direction, stats_config, binary=specs[metric].binary
+                            ),
                         }
                     )
         return out

@@ -17,7 +17,9 @@ from pytest_doceval.report.html.fmt import (
     fmt_ci,
     fmt_int,
     fmt_p,
+    fmt_pp,
     fmt_signed,
+    mapping,
     mappings,
     num,
     pretty_json,
@@ -25,6 +27,8 @@ from pytest_doceval.report.html.fmt import (
     tabular,
 )
 from pytest_doceval.report.html.model import SuiteView, judge
+from pytest_doceval.report.html.summary import flag_mark
+from pytest_doceval.rows import FLAG_MARK
 
 # (analysis key, its value in the section, the suite) -> HTML
 AnalysisRenderer = Callable[[str, Any, SuiteView], str]
@@ -57,8 +61,13 @@ def comparisons(key: str, value: Any, view: SuiteView) -> str:
     for c in entries:
         metric = str(c.get("metric"))
         mcnemar = f'<td class="num">{fmt_p(c.get("p_mcnemar"))}</td>' if has_mcnemar else ""
+        flagged = mapping(c.get("flagged"))
+        a, b = (
+            f"{esc(c.get(side))}{flag_mark({'flagged': flagged.get(str(c.get(side)))})}"
+            for side in ("a", "b")
+        )
         rows.append(
-            f"<tr><td>{esc(metric)}</td><td>{esc(c.get('a'))}</td><td>{esc(c.get('b'))}</td>"
+            f"<tr><td>{esc(metric)}</td><td>{a}</td><td>{b}</td>"
             f'<td class="num">{fmt_int(c.get("n"))}</td>'
             f'<td class="num">{fmt_signed(c.get("mean_diff"))}</td>'
             f'<td class="num">{fmt_ci(c)}</td>'
@@ -66,15 +75,25 @@ def comparisons(key: str, value: Any, view: SuiteView) -> str:
             f'<td class="num">{fmt_p(c.get("p_wilcoxon"))}</td>'
             f'<td class="num">{fmt_p(c.get("p_bonferroni"))}</td>{mcnemar}'
             f'<td class="num">{fmt(c.get("cohens_d"), 2)}</td>'
+            f'<td class="num">{esc(fmt_pp(c.get("mde")))}</td>'
             f"{_verdict(c, view.direction(metric), alpha)}</tr>"
         )
     mcnemar_head = "<th>p (McNemar)</th>" if has_mcnemar else ""
+    legend = (
+        f'<p class="flag-legend">{FLAG_MARK} the kind flagged some of that system\'s cases on '
+        "this metric: its value may mislead (the reasons are in the mark's tooltip).</p>"
+        if any(c.get("flagged") for c in entries)
+        else ""
+    )
     return (
         "<h3>Pairwise comparisons (paired: A \u2212 B)</h3>"
         '<table class="comparisons"><thead><tr><th>metric</th><th>A</th><th>B</th><th>n</th>'
         "<th>Δ mean</th><th>CI</th><th>p (t)</th><th>p (Wilcoxon)</th><th>p (Bonferroni)</th>"
-        f"{mcnemar_head}<th>Cohen's d</th><th>verdict (\u03b1={alpha:.2g})</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f"{mcnemar_head}<th>Cohen's d</th>"
+        '<th title="minimum detectable effect: the difference this comparison detects with '
+        '80% power for its n and spread (two-sided, before Bonferroni)">MDE</th>'
+        f"<th>verdict (\u03b1={alpha:.2g})</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>{legend}"
     )
 
 

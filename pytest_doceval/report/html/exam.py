@@ -18,6 +18,7 @@ from pytest_doceval.report.html.fmt import (
     esc,
     fmt_int,
     fmt_p,
+    fmt_pp,
     mapping,
     mappings,
     num,
@@ -124,7 +125,8 @@ def deltas(key: str, value: Any, view: SuiteView) -> str:
             f'<td class="num">{pct_ci(e, signed=True)}</td>'
             f'<td class="num">{fmt_int(e.get("only_first"))} / {fmt_int(e.get("only_second"))}'
             f"</td>"
-            f'<td class="num">{fmt_p(e.get("p_mcnemar"))}</td>{verdict}'
+            f'<td class="num">{fmt_p(e.get("p_mcnemar"))}</td>'
+            f'<td class="num">{esc(fmt_pp(e.get("mde")))}</td>{verdict}'
             f"<td>{esc(e.get('interpretation'))}</td></tr>"
         )
     alpha = 1 - view.confidence
@@ -132,7 +134,8 @@ def deltas(key: str, value: Any, view: SuiteView) -> str:
         "<h3>Track deltas (seed 001, 4.4: paired over the questions both tracks asked)</h3>"
         '<table class="exam-deltas"><thead><tr><th>model</th><th>delta</th><th>n</th>'
         "<th>accuracies</th><th>Δ</th><th>CI</th><th>only first / only second</th>"
-        f"<th>p (McNemar)</th><th>reading (Δ&gt;0, p&lt;{alpha:.2g})</th>"
+        "<th>p (McNemar)</th><th title=\"the accuracy change McNemar's exact test detects with "
+        f'80% power here">MDE</th><th>reading (Δ&gt;0, p&lt;{alpha:.2g})</th>'
         f"<th>interpretation</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         + delta_plot(entries, view.confidence)
     )

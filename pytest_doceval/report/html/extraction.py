@@ -21,6 +21,7 @@ from pytest_doceval.report.html.fmt import (
     fmt_ci,
     fmt_int,
     fmt_p,
+    fmt_pp,
     fmt_signed,
     mapping,
     mappings,
@@ -126,7 +127,8 @@ def ocr_robustness(key: str, value: Any, view: SuiteView) -> str:
             f'<td class="num">{fmt(e.get("variant_mean"))}</td>'
             f'<td class="num">{fmt_signed(e.get("mean_diff"))}</td>'
             f'<td class="num">{fmt_ci(e)}</td><td class="num">{fmt_p(e.get("p_ttest"))}</td>'
-            f'<td class="num">{fmt_p(e.get("p_wilcoxon"))}</td>{_verdict_cell(e)}</tr>'
+            f'<td class="num">{fmt_p(e.get("p_wilcoxon"))}</td>'
+            f'<td class="num">{esc(fmt_pp(e.get("mde")))}</td>{_verdict_cell(e)}</tr>'
             for e in entries
             if str(e.get("extractor")) == extractor
         )
@@ -134,7 +136,8 @@ def ocr_robustness(key: str, value: Any, view: SuiteView) -> str:
             f"<h4>{esc(extractor)}</h4>"
             '<table class="comparisons"><thead><tr><th>metric</th><th>variant</th><th>pages</th>'
             f"<th>{reference}</th><th>variant</th><th>Δ mean</th><th>CI</th><th>p (t)</th>"
-            f"<th>p (Wilcoxon)</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table>"
+            '<th>p (Wilcoxon)</th><th title="the change this comparison detects with 80% '
+            f'power">MDE</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table>'
         )
     return "".join(out)
 

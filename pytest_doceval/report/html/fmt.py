@@ -9,6 +9,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pytest_doceval.gates import format_pp
+
 # What a number that is missing, NaN or infinite shows as (the JSON report writes NaN as null).
 NA = "n/a"
 
@@ -24,6 +26,13 @@ def num(value: Any) -> float | None:
         return None
     x = float(value)
     return x if math.isfinite(x) else None
+
+
+def fmt_pp(value: Any) -> str:
+    """A change in percentage points (an MDE); ``n/a`` where none was found (too few cases
+    or discordances: the JSON cannot hold infinity)."""
+    x = num(value)
+    return NA if x is None else format_pp(x)
 
 
 def fmt(value: Any, digits: int = 4) -> str:

@@ -21,6 +21,7 @@ from pytest_doceval.report.html.fmt import (
     unique,
 )
 from pytest_doceval.report.html.model import Change, SuiteView, change, failed_gates
+from pytest_doceval.rows import FLAG_MARK, describe_flags
 
 
 def direction_label(direction: str | None) -> str:
@@ -84,7 +85,7 @@ def _cell(
 ) -> str:
     if not agg and not delta:
         return '<td class="cell empty" title="not measured">—</td>'
-    parts = [f'<div class="mean">{esc(fmt(agg.get("mean")))}</div>']
+    parts = [f'<div class="mean">{esc(fmt(agg.get("mean")))}{flag_mark(agg)}</div>']
     if "ci_low" in agg or "ci_high" in agg:
         parts.append(f'<div class="ci">{esc(fmt_ci(agg, signed=False))}</div>')
     extra = [f"n={fmt_int(agg.get('n'))}"] if "n" in agg else []
@@ -95,6 +96,37 @@ def _cell(
     if delta:
         parts.append(_delta_html(delta, direction, level))
     return f'<td class="cell">{"".join(parts)}</td>'
+
+
+def flag_mark(entry: Mapping[str, Any], n: Any = None) -> str:
+    """The dagger on a value some of whose cases are flagged, its reasons in the tooltip."""
+    flagged = mapping(entry.get("flagged"))
+    if not flagged:
+        return ""
+    counts = {str(k): int(v) for k, v in flagged.items() if isinstance(v, int)}
+    tip = describe_flags(counts, n if n is not None else entry.get("n"))
+    return f'<sup class="flag" title="{esc(tip)}">{FLAG_MARK}</sup>'
+
+
+def flag_legend(view: SuiteView) -> str:
+    """One line per flagged (system, metric) of the summary: why its value may mislead."""
+    items = []
+    for system, per_metric in mapping(view.data.get("aggregates")).items():
+        for metric in view.headline:
+            entry = mapping(mapping(per_metric).get(metric))
+            flagged = mapping(entry.get("flagged"))
+            if flagged:
+                counts = {str(k): int(v) for k, v in flagged.items() if isinstance(v, int)}
+                items.append(
+                    f"<li><b>{esc(metric)}</b> [{esc(system)}]: "
+                    f"{esc(describe_flags(counts, entry.get('n')))}</li>"
+                )
+    if not items:
+        return ""
+    return (
+        f'<div class="flag-legend"><p>{FLAG_MARK} marks a value that may mislead: the kind '
+        f"flagged some of its cases.</p><ul>{''.join(items)}</ul></div>"
+    )
 
 
 def methods(view: SuiteView, metric: str) -> list[str]:
@@ -133,7 +165,7 @@ def summary_table(view: SuiteView) -> str:
     return (
         f"<h3>Summary: mean, {level:.0%} CI, n, change against the baseline</h3>"
         f'<table class="summary"><thead><tr><th>system</th>{"".join(head)}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>{legend(view)}"
+        f"<tbody>{''.join(rows)}</tbody></table>{flag_legend(view)}{legend(view)}"
     )
 
 
@@ -171,7 +203,7 @@ def gate_table(view: SuiteView) -> str:
         rows.append(
             f'<tr class="{css}"><td class="verdict">{verdict}</td><td>{esc(gate.get("system"))}'
             f"</td><td>{esc(gate.get('metric'))}</td><td><code>{esc(gate.get('rule'))}</code>"
-            f"</td><td>{esc(gate.get('message'))}</td></tr>"
+            f"</td><td>{esc(gate.get('message'))}{_power_html(gate)}</td></tr>"
         )
     failed = failed_gates(view.data)
     title = f"Suite gates: {failed} of {len(gates)} failed" if failed else "Suite gates: all passed"
@@ -180,6 +212,15 @@ def gate_table(view: SuiteView) -> str:
         "<th>metric</th><th>rule</th><th>message</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _power_html(gate: Mapping[str, Any]) -> str:
+    """The gate's power: what it detects, and a warning when its tolerance is below that."""
+    note = gate.get("power_note")
+    if not note:
+        return ""
+    css = "power" if gate.get("reliable") is not False else "power weak"
+    return f'<div class="{css}">{esc(note)}</div>'
 
 
 def baseline_lists(view: SuiteView) -> str:
