@@ -264,14 +264,8 @@ class SessionHooks:
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
         """A suite's folders (its cases, their outputs, a system's saved pages) are data the
         suite reads, not tests: pytest need not walk them. Walking thousands of case folders
-        was most of the collection time of a big suite. A folder that is itself a suite is
-        still collected."""
-        if (
-            collection_path.name != "suite.toml"
-            and self._holds_suite(collection_path.parent)
-            and collection_path.is_dir()
-            and not self._holds_suite(collection_path)
-        ):
+        was most of the collection time of a big suite."""
+        if self._holds_suite(collection_path.parent) and collection_path.is_dir():
             return True
         return None
 
