@@ -91,6 +91,17 @@ def sort_rows(rows: Any) -> list[dict[str, Any]]:
 def plain(value: Any) -> Any:
     """`value` as builtin JSON-able types: numpy scalars unwrapped (xdist cannot serialise
     them), tuples as lists, NaN and infinities as None (bare NaN is not JSON)."""
+    # Exact builtin types first: they are nearly every value of a report, which calls this on
+    # every row (a subclass, e.g. a str enum, takes the general path below).
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is dict:
+        return {k if type(k) is str else str(k): plain(v) for k, v in value.items()}
+    if kind is list:
+        return [plain(v) for v in value]
     if isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

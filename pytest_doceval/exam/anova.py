@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats as sps
 
 NAN = float("nan")
 # A sum of squares below this share of SS_total is rounding error of the solve, not an effect.
@@ -88,7 +87,10 @@ def _f_test(ss: float, df: int, ss_res: float, df_res: int) -> tuple[float, floa
         # A perfect fit: an effect is infinitely large against zero noise; no effect is 0/0.
         return (math.inf, 0.0) if ss > 0.0 else (NAN, NAN)
     f = (ss / df) / (ss_res / df_res)
-    return f, float(sps.f.sf(f, df, df_res))
+    from scipy.special import fdtrc  # on use: scipy is slow to import (plugin start-up)
+
+    # fdtrc is what scipy.stats.f.sf computes, without loading scipy.stats.
+    return f, float(fdtrc(df, df_res, f))
 
 
 def _share(part: float, whole: float) -> float:

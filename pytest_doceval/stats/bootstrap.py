@@ -15,7 +15,6 @@ from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
 from pytest_doceval.stats import resampling
 from pytest_doceval.stats._common import NAN, check_interval_args, pair, sample_mean, vector
@@ -201,6 +200,8 @@ def bca_interval(
     n = int(x.size)
     means = resampling.replicates(n, lambda idx: x[idx].mean(axis=1), resamples, seed)
     below = np.count_nonzero(means < mean) + np.count_nonzero(means <= mean)
+    from scipy import special  # on use: scipy is slow to import (plugin start-up)
+
     z0 = float(special.ndtri(below / (2.0 * means.size)))
     dev = x - mean
     acceleration = float(np.sum(dev**3) / (6.0 * np.sum(dev**2) ** 1.5))

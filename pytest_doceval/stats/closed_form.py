@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats as _sp
 
 from pytest_doceval.stats._common import NAN, binary, check_interval_args, sample_mean, vector
 from pytest_doceval.stats.bootstrap import contain
@@ -37,7 +36,10 @@ def t_interval(values: ArrayLike, *, confidence: float = 0.95) -> Interval:
         return Interval(mean, NAN, NAN, n, T)
     if float(np.ptp(x)) == 0.0:
         return contain(mean, mean, mean, n, T)
-    half = float(_sp.t.ppf(0.5 + confidence / 2.0, n - 1)) * float(np.std(x, ddof=1))
+    from scipy.special import stdtrit  # on use: scipy is slow to import (plugin start-up)
+
+    # stdtrit is what scipy.stats.t.ppf computes, without loading scipy.stats.
+    half = float(stdtrit(n - 1, 0.5 + confidence / 2.0)) * float(np.std(x, ddof=1))
     half /= math.sqrt(n)
     return contain(mean, mean - half, mean + half, n, T)
 
@@ -67,7 +69,9 @@ def wilson_interval(values: ArrayLike, *, confidence: float = 0.95) -> Interval:
     if np.any(np.isnan(x)):
         return Interval(NAN, NAN, NAN, n, WILSON)
     k = int(np.count_nonzero(binary(x, "values")))
-    z = float(_sp.norm.ppf(0.5 + confidence / 2.0))
+    from scipy.special import ndtri  # on use: scipy is slow to import (plugin start-up)
+
+    z = float(ndtri(0.5 + confidence / 2.0))  # what scipy.stats.norm.ppf computes
     z2 = z * z
     centre = (k + z2 / 2.0) / (n + z2)
     half = z / (n + z2) * math.sqrt(k * (n - k) / n + z2 / 4.0)

@@ -7,7 +7,6 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats as _sp
 
 from pytest_doceval.stats._common import NAN, DictMixin, binary
 
@@ -42,7 +41,9 @@ def mcnemar_exact(a_correct: ArrayLike, b_correct: ArrayLike) -> McNemarResult:
     only_a, only_b = int(np.sum(a & ~b)), int(np.sum(~a & b))
     if only_a + only_b == 0:
         return McNemarResult(only_a, only_b, 1.0)
-    p = _sp.binomtest(only_a, only_a + only_b, 0.5).pvalue
+    from scipy.stats import binomtest  # on use: scipy.stats is slow to import
+
+    p = binomtest(only_a, only_a + only_b, 0.5).pvalue
     return McNemarResult(only_a, only_b, float(min(1.0, p)))
 
 
@@ -65,4 +66,6 @@ def binomial_test_p(k: int, n: int, p: float = 0.5, alternative: str = "two-side
     if n == 0:
         return NAN
     # `in _ALTERNATIVES` above narrows `alternative` to the Literal scipy's stubs ask for.
-    return float(min(1.0, _sp.binomtest(int(k), int(n), p, alternative=alternative).pvalue))
+    from scipy.stats import binomtest  # on use: scipy.stats is slow to import
+
+    return float(min(1.0, binomtest(int(k), int(n), p, alternative=alternative).pvalue))

@@ -7,7 +7,6 @@ import warnings
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats as _sp
 
 from pytest_doceval.stats._common import NAN, pair, vector
 
@@ -37,7 +36,10 @@ def paired_ttest_p(a: ArrayLike, b: ArrayLike) -> float:
     if sd == 0.0:
         return 0.0
     t = mean / (sd / math.sqrt(n))
-    return float(min(1.0, 2.0 * _sp.t.sf(abs(t), n - 1)))
+    from scipy.special import stdtr  # on use: scipy is slow to import (plugin start-up)
+
+    # stdtr(df, -|t|) is what scipy.stats.t.sf(|t|, df) computes, without scipy.stats.
+    return float(min(1.0, 2.0 * stdtr(n - 1, -abs(t))))
 
 
 def wilcoxon_p(a: ArrayLike, b: ArrayLike) -> float:
@@ -62,11 +64,13 @@ def wilcoxon_p(a: ArrayLike, b: ArrayLike) -> float:
     has_ties = np.unique(np.abs(nonzero)).size < nonzero.size
     if (has_ties or nonzero.size < d.size) and d.size <= _WILCOXON_PERMUTATION_MAX_N:
         return _wilcoxon_sign_flip_p(nonzero)
+    from scipy.stats import wilcoxon  # on use: scipy.stats is slow to import (start-up)
+
     with warnings.catch_warnings():
         # scipy warns about small n or ties and switches method itself; the p-value is still
         # the documented one, so the warning is only noise in a test report.
         warnings.simplefilter("ignore")
-        result = _sp.wilcoxon(d)
+        result = wilcoxon(d)
     return float(result.pvalue)
 
 
@@ -80,7 +84,9 @@ def _wilcoxon_sign_flip_p(nonzero: NDArray[np.float64]) -> float:
     Sign flips of zero differences leave the statistic unchanged, so enumerating the non-zero
     ones gives the same proportions.
     """
-    ranks = _sp.rankdata(np.abs(nonzero))
+    from scipy.stats import rankdata  # on use: scipy.stats is slow to import (start-up)
+
+    ranks = rankdata(np.abs(nonzero))
     m = int(nonzero.size)
     signs = (np.arange(2**m)[:, None] >> np.arange(m)) & 1
     null = signs @ ranks

@@ -24,8 +24,8 @@ from typing import Any
 from pytest_doceval.atomic import write_bytes_atomic
 from pytest_doceval.cache import cache_key, file_digest
 from pytest_doceval.errors import CaseInputError, DocevalError, SystemRunError, SystemUnavailable
-from pytest_doceval.facts import Fact, PageOutput, find_repeat_outputs, output_path
-from pytest_doceval.facts.layout import PDF_DIR
+from pytest_doceval.facts import Fact, PageOutput, output_path
+from pytest_doceval.facts.layout import PDF_DIR, SystemOutputs
 from pytest_doceval.facts.model import IMPLICIT_BASELINE_FILE
 from pytest_doceval.suites.base import RunContext
 from pytest_doceval.suites.documents import read_text_file
@@ -68,6 +68,7 @@ class PageOutputs:
         self.parsers = parsers
         self._pages: dict[tuple[str, str, int], Page | DocevalError] = {}
         self._digests: dict[Path, str] = {}
+        self._outputs: dict[str, SystemOutputs] = {}  # each system folder listed once
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
 
     def get(self, system: str, fact: Fact, ctx: RunContext) -> Page:
@@ -108,7 +109,10 @@ class PageOutputs:
 
     def _precomputed_page(self, system: str, fact: Fact) -> Page:
         folder = self.folder / system
-        paths = find_repeat_outputs(folder, fact.pdf, fact.page)
+        outputs = self._outputs.get(system)
+        if outputs is None:
+            outputs = self._outputs[system] = SystemOutputs(folder)
+        paths = outputs.repeats(fact.pdf, fact.page)
         if not paths:
             expected = output_path(folder, fact.pdf, fact.page, 1)
             raise CaseInputError(
