@@ -114,7 +114,7 @@ def test_the_report_marks_flagged_values_wherever_compared() -> None:
     assert f"{FLAG_MARK} score [garbage] may mislead: output lost the text (4 of 6 cases)" in text
     report = {"suites": {"s": {**suite, "scoring_id": "x"}}}
     rows = compare_reports(report, report)
-    shown = format_comparison(rows)
+    shown = format_comparison(rows, show_all=True)
     assert f"score{FLAG_MARK}" in shown
     assert f"{FLAG_MARK} s score [garbage]: output lost the text (4 cases)" in shown
     assert "MDE" in shown.splitlines()[0]
