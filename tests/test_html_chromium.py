@@ -177,9 +177,17 @@ def dump(report: dict[str, Any], tmp_path: Path, fragment: str = "#selftest") ->
     return chromium(page.as_uri() + fragment, tmp_path / "profile", "--dump-dom")
 
 
-def shown_text(report: dict[str, Any], tmp_path: Path, fragment: str = "#selftest") -> str:
-    """The text Chromium renders for the page (printed to PDF, read back), whitespace-folded."""
+def shown_text(
+    report: dict[str, Any], tmp_path: Path, fragment: str = "#selftest", *, unfold: bool = False
+) -> str:
+    """The text Chromium renders for the page (printed to PDF, read back), whitespace-folded;
+    with `unfold`, as a reader sees it after opening the folded analyses."""
     page = write_html(report, tmp_path / "report.html")
+    if unfold:
+        opened = page.read_text().replace(
+            '<details class="analyses">', '<details class="analyses" open>'
+        )
+        page.write_text(opened)
     pdf = tmp_path / "report.pdf"
     chromium(
         page.as_uri() + fragment,
@@ -360,7 +368,9 @@ def reviewer_report() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def reviewer_text(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return shown_text(reviewer_report(), tmp_path_factory.mktemp("reviewer"), fragment="")
+    return shown_text(
+        reviewer_report(), tmp_path_factory.mktemp("reviewer"), fragment="", unfold=True
+    )
 
 
 def test_stylesheet_glyphs_render_as_glyphs(reviewer_text: str) -> None:

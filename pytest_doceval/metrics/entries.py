@@ -50,7 +50,6 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import linear_sum_assignment
 
 from pytest_doceval.metrics.json_input import ExtractionInputError
 from pytest_doceval.metrics.spec import SHARE, MetricSpec
@@ -261,6 +260,9 @@ def assign(cost: FloatArray, method: Method = "lsa") -> npt.NDArray[np.intp]:
     if n == 0:
         return np.zeros(0, dtype=np.intp)
     if method == "lsa":
+        # scipy on first use: a documents run imports this module for its table pairing
+        from scipy.optimize import linear_sum_assignment
+
         _, cols = linear_sum_assignment(cost)
         return np.asarray(cols, dtype=np.intp)
     if method != "emd":

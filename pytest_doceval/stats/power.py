@@ -34,8 +34,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize
-from scipy import stats as sps
 
 POWER = 0.8
 Alternative = Literal["two-sided", "larger"]
@@ -45,6 +43,8 @@ NAN = math.nan
 
 def t_power(effect: float, n: int, alpha: float, alternative: Alternative = "two-sided") -> float:
     """Power of the one-sample (paired) t test at level `alpha` for a standardised effect."""
+    from scipy import stats as sps
+
     df = n - 1
     nc = effect * math.sqrt(n)
     if alternative == "larger":
@@ -66,6 +66,8 @@ def t_mde(
 ) -> float:
     """The smallest mean difference the paired t test detects with `power` (metric units);
     NaN for fewer than two cases or an undefined spread, 0 for no spread at all."""
+    from scipy import optimize
+
     if n < 2 or not math.isfinite(sd):
         return NAN
     if sd == 0:
@@ -83,6 +85,8 @@ def t_mde(
 def _critical_counts(n: int, alpha: float) -> npt.NDArray[np.int64]:
     """For every number d = 0..n of discordant pairs, the smallest count k of one kind at which
     the exact two-sided binomial test (p = 1/2) rejects at `alpha` (d + 1: never)."""
+    from scipy import stats as sps
+
     d = np.arange(n + 1)
     half = alpha / 2  # the two-sided p of a count k > d/2 is 2 P(K >= k) (capped at 1)
     # binom.isf: the smallest x with P(K > x) <= half, so k = x + 1; one step either way
@@ -97,6 +101,8 @@ def _critical_counts(n: int, alpha: float) -> npt.NDArray[np.int64]:
 def mcnemar_power(n: int, discordant: float, change: float, alpha: float) -> float:
     """Exact power of the two-sided exact McNemar test at `alpha` to find a change of
     `change` (= p10 - p01 >= 0) when a share `discordant` (= p10 + p01) of the n pairs differ."""
+    from scipy import stats as sps
+
     if n < 1 or discordant <= 0:
         return 0.0
     share = min(1.0, 0.5 + change / (2 * discordant))  # p10 / (p10 + p01)

@@ -42,7 +42,6 @@ from pytest_doceval.suites.documents_chunks import chunk_quality
 from pytest_doceval.suites.documents_paper import per_parser, table3
 from pytest_doceval.systems import Parser, SystemEnv
 from pytest_doceval.systems.base import RefiningParser, run_system
-from pytest_doceval.systems.pdf import repair_note
 from pytest_doceval.tokenise import LANGUAGES, tokeniser_for
 
 DOCUMENT = "document.pdf"
@@ -290,6 +289,8 @@ class DocumentsSuite(Suite):
         if ref.system in self.parsers:
             parsed = self._parse(ref.system, case_dir / DOCUMENT, ctx)
             output, fingerprint, key = parsed.text, parsed.fingerprint, parsed.key
+            from pytest_doceval.systems.pdf import repair_note  # PyMuPDF: only when parsing
+
             repair = repair_note(case_dir / DOCUMENT)
             if repair and not output.strip():
                 raise CaseInputError(
