@@ -263,15 +263,18 @@ def test_an_unrelated_document_scores_near_zero() -> None:
 
 
 def _degenerate(truth: str) -> dict[str, str]:
-    sentence = max(re.split(r"(?<=[.!?])\s+", truth)[1:6], key=len)
-    repeated = " ".join([sentence] * (len(truth) // len(sentence) + 1))[: len(truth)]
+    # A sentence is prose of at most 300 characters: in a truth that is mostly a table (few stops)
+    # the text between two stops is the whole table, and repeating it is no degenerate output.
+    sentences = [
+        s for s in re.split(r"(?<=[.!?])\s+", truth)[1:6] if 20 <= len(s) <= 300 and "|" not in s
+    ]
     lorem = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod. " * 80
     paragraphs = truth.split("\n\n")
-    return {
-        "repeated": repeated,
-        "lorem": lorem[: len(truth)],
-        "reversed": "\n\n".join(reversed(paragraphs)),
-    }
+    out = {"lorem": lorem[: len(truth)], "reversed": "\n\n".join(reversed(paragraphs))}
+    if sentences:
+        sentence = max(sentences, key=len)
+        out["repeated"] = " ".join([sentence] * (len(truth) // len(sentence) + 1))[: len(truth)]
+    return out
 
 
 @pytest.mark.skipif(not (CASES / "papers").is_dir(), reason="the example cases are not here")
@@ -282,7 +285,7 @@ def test_degenerate_outputs_score_near_zero_and_correct_ones_keep_the_ceiling() 
         bad = {
             kind: boundary_coherence(truth, text).value for kind, text in _degenerate(truth).items()
         }
-        assert bad["repeated"] <= 0.1 and bad["lorem"] == 0.0, (name, bad)
+        assert bad.get("repeated", 0.0) <= 0.1 and bad["lorem"] == 0.0, (name, bad)
         if itself.ceiling > 0:
             assert bad["reversed"] < itself.value, (name, bad)
 

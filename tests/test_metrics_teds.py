@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pytest_doceval.casebuild import PANDOC_MARKDOWN, SPAN_TABLES_FILTER
@@ -262,6 +262,7 @@ class DistanceConfig(apted.Config):  # type: ignore[misc]
 
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32 - 1))
+@example(3555)  # apted's port answers 12.423 one way round and 12.303 the other
 def test_weighted_distance_for_any_rename_costs(seed: int) -> None:
     """Random trees of any shape with arbitrary rename costs in [0, 1]: against apted for a
     symmetric cost (|value difference|) and against zss's weighted Zhang-Shasha for an arbitrary
@@ -289,8 +290,23 @@ def test_weighted_distance_for_any_rename_costs(seed: int) -> None:
     order_x, order_y = postorder(x), postorder(y)
     symmetric = np.array([[abs(values[id(a)] - values[id(b)]) for b in order_y] for a in order_x])
     expected = apted.APTED(to_ref(x), to_ref(y), DistanceConfig()).compute_edit_distance()
+    swapped = apted.APTED(to_ref(y), to_ref(x), DistanceConfig()).compute_edit_distance()
     got = weighted_tree_edit_distance(x, y, lambda a, b: symmetric)
-    assert got == pytest.approx(expected, abs=1e-9)
+    # apted's Python port can give two answers for one symmetric problem (seed 3555: 12.423
+    # one way, 12.303 the other, where zss and we give 12.303): we must equal the lower one,
+    # which is a valid edit script's cost, and always zss (checked below with this matrix).
+    assert got == pytest.approx(min(expected, swapped), abs=1e-9)
+    assert got == pytest.approx(
+        zss.distance(
+            x,
+            y,
+            lambda n: list(n.children),
+            insert_cost=lambda n: 1,
+            remove_cost=lambda n: 1,
+            update_cost=lambda a, b: abs(values[id(a)] - values[id(b)]),
+        ),
+        abs=1e-9,
+    )
 
     matrix = np.array([[round(rnd.random(), 3) for _ in order_y] for _ in order_x])
     where_x = {id(n): k for k, n in enumerate(order_x)}
