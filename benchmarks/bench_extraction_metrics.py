@@ -23,8 +23,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from pytest_doceval.metrics.entries import score_entries
-from pytest_doceval.metrics.fields import score_fields
+from pytest_doceval.kinds.extraction.entries import score_entries
+from pytest_doceval.kinds.extraction.fields import score_fields
 from pytest_doceval.metrics.tree_edit import json_to_tree, tree_edit_distance, tree_edit_score
 
 SURNAMES = [

@@ -22,7 +22,7 @@ import time
 from collections import Counter, defaultdict
 from typing import Any
 
-from pytest_doceval.facts import (
+from pytest_doceval.kinds.facts import (
     FactResult,
     PageOutput,
     check,

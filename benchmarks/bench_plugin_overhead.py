@@ -35,8 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_doceval.suites.documents import score_document
-from pytest_doceval.suites.documents_chunks import chunk_quality
+from pytest_doceval.kinds.documents.chunks import chunk_quality
+from pytest_doceval.kinds.documents.suite import score_document
 
 
 def write_suite(root: Path, cases: int, chars: int, rng: random.Random) -> list[tuple[str, str]]:

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 from rapidfuzz.distance import Levenshtein
 
-from pytest_doceval.metrics.table_trees import Cell, Group, Table
-from pytest_doceval.metrics.teds import teds
+from pytest_doceval.kinds.documents.table_trees import Cell, Group, Table
+from pytest_doceval.kinds.documents.teds import teds
 
 TARGET_MS = 50.0
 

@@ -22,11 +22,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_doceval.analyses import AllPairs
+    from pytest_doceval.kinds.analyses import AllPairs
+    from pytest_doceval.kinds.base import Analysis, CaseRef, RunContext, Suite
+    from pytest_doceval.kinds.registry import suite_kind
     from pytest_doceval.metrics.spec import MetricSpec
     from pytest_doceval.results import CaseResult
-    from pytest_doceval.suites.base import Analysis, CaseRef, RunContext, Suite
-    from pytest_doceval.suites.registry import suite_kind
     from pytest_doceval.systems import (
         BuiltinParser,
         Parser,
@@ -36,19 +36,19 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS = {
-    "AllPairs": "pytest_doceval.analyses",
-    "Analysis": "pytest_doceval.suites.base",
+    "AllPairs": "pytest_doceval.kinds.analyses",
+    "Analysis": "pytest_doceval.kinds.base",
     "BuiltinParser": "pytest_doceval.systems",
-    "CaseRef": "pytest_doceval.suites.base",
+    "CaseRef": "pytest_doceval.kinds.base",
     "CaseResult": "pytest_doceval.results",
     "MetricSpec": "pytest_doceval.metrics.spec",
     "Parser": "pytest_doceval.systems",
-    "RunContext": "pytest_doceval.suites.base",
-    "Suite": "pytest_doceval.suites.base",
+    "RunContext": "pytest_doceval.kinds.base",
+    "Suite": "pytest_doceval.kinds.base",
     "SystemEnv": "pytest_doceval.systems",
     "SystemRegistry": "pytest_doceval.systems",
     "register_parser": "pytest_doceval.systems",
-    "suite_kind": "pytest_doceval.suites.registry",
+    "suite_kind": "pytest_doceval.kinds.registry",
 }
 
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from pytest_doceval.errors import DocevalError, SystemUnavailable
+from pytest_doceval.kinds import CaseRef
 from pytest_doceval.rows import new_row
 from pytest_doceval.session import SESSION_KEY, in_shard
-from pytest_doceval.suites import CaseRef
 
 
 class GateFailure(DocevalError):

@@ -16,23 +16,23 @@ from typing import Any
 
 import pytest
 
-from pytest_doceval.baselines import (
+from pytest_doceval.cache import OutputCache
+from pytest_doceval.config import ProjectConfig, StatsConfig, load_suite_spec
+from pytest_doceval.errors import DocevalError, SuiteConfigError
+from pytest_doceval.gates import Bound, Rule, check_case
+from pytest_doceval.kinds import CaseRef, RunContext, Suite
+from pytest_doceval.kinds.registry import make_suite
+from pytest_doceval.metrics.spec import ordered_specs
+from pytest_doceval.models.runtime import ModelRuntime
+from pytest_doceval.progress import Heartbeat
+from pytest_doceval.results import MEASURED, CaseResult
+from pytest_doceval.run.baselines import (
     BaselineChange,
     BaselineFile,
     baseline_path,
     load_baseline,
     update_baseline,
 )
-from pytest_doceval.cache import OutputCache
-from pytest_doceval.config import ProjectConfig, StatsConfig, load_suite_spec
-from pytest_doceval.errors import DocevalError, SuiteConfigError
-from pytest_doceval.gates import Bound, Rule, check_case
-from pytest_doceval.metrics.spec import ordered_specs
-from pytest_doceval.models.runtime import ModelRuntime
-from pytest_doceval.progress import Heartbeat
-from pytest_doceval.results import MEASURED, CaseResult
-from pytest_doceval.suites import CaseRef, RunContext, Suite
-from pytest_doceval.suites.registry import make_suite
 from pytest_doceval.systems import SystemRegistry, build_registry
 
 SESSION_KEY: pytest.StashKey[DocevalSession] = pytest.StashKey()
@@ -132,7 +132,7 @@ class DocevalSession:
         """Headline metrics of the kinds of the suites this run will collect (pytest-html
         builds its table header before collection, so they are read from the suite files)."""
         if self._columns is None:
-            from pytest_doceval.suites.registry import kind_class
+            from pytest_doceval.kinds.registry import kind_class
 
             columns: dict[str, None] = {}
             for file in self._suite_files():

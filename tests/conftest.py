@@ -53,16 +53,16 @@ def _import_before_any_pytester_run() -> None:
     for name in (
         "httpx",
         "httpcore",
-        "pytest_doceval.embeddings",
+        "pytest_doceval.models.embeddings",
         "pytest_doceval.models.client",
         "pytest_doceval.models.hub",
         "pytest_doceval.models.runtime",
         "pytest_doceval.systems.rapidocr_ocr",
         "pytest_doceval.systems.two_stage",
-        "pytest_doceval.suites.documents",
-        "pytest_doceval.suites.exam",
-        "pytest_doceval.suites.exam_ocr",
-        "pytest_doceval.suites.extraction",
+        "pytest_doceval.kinds.documents.suite",
+        "pytest_doceval.kinds.exam.suite",
+        "pytest_doceval.kinds.exam.ocr",
+        "pytest_doceval.kinds.extraction.suite",
     ):
         importlib.import_module(name)
 

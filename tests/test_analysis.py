@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from pytest_doceval.analyses import AllPairs
 from pytest_doceval.config import StatsConfig
+from pytest_doceval.kinds.analyses import AllPairs
 from pytest_doceval.metrics.spec import MetricSpec
 from pytest_doceval.report.analysis import analyse_suite, baseline_deltas
 
@@ -143,7 +143,7 @@ def test_doceval_compare_gives_the_numbers_of_a_run() -> None:
 
 
 def test_body_cer_is_cer_without_references() -> None:
-    from pytest_doceval.suites.documents import score_document
+    from pytest_doceval.kinds.documents.suite import score_document
 
     score = score_document("# A\n\nsome text", "A some txt", language="en", normalization="fair-v1")
     assert score.metrics["body_cer"] == score.metrics["cer"] and score.metrics["refs_delta"] == 0

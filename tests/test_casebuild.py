@@ -1,4 +1,4 @@
-"""Tests of `pytest_doceval.casebuild`: LaTeX, markdown and image-only case building."""
+"""Tests of `pytest_doceval.cli.build_case`: LaTeX, markdown and image-only case building."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from pytest_doceval.casebuild import (
+from pytest_doceval.cli import main as doceval
+from pytest_doceval.cli.build_case import (
     BuiltCase,
     CaseBuildError,
     build_case_from_latex,
@@ -19,7 +20,6 @@ from pytest_doceval.casebuild import (
     make_image_only_pdf,
     markdown_to_html,
 )
-from pytest_doceval.cli import main as doceval
 from tests.conftest import REALDATA
 
 HAVE_LATEX = shutil.which("pdflatex") is not None and shutil.which("pandoc") is not None
@@ -389,7 +389,7 @@ def test_latex_merged_cells_become_an_html_table(tmp_path: Path) -> None:
     table as HTML, and leaves a table without spans a pipe table. (\\multicolumn is LaTeX's own;
     \\multirow needs texlive-latex-extra, which CI does not install: the committed
     cases/tables/merged-cells covers rowspan.)"""
-    from pytest_doceval.metrics.table_trees import read_tables
+    from pytest_doceval.kinds.documents.table_trees import read_tables
 
     source = tmp_path / "spans.tex"
     source.write_text(SPANS_TEX, encoding="utf-8")

@@ -11,21 +11,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_doceval.analyses import AllPairs
 from pytest_doceval.config import StatsConfig
-from pytest_doceval.metrics.spec import MetricSpec
-from pytest_doceval.report.analysis import analyse_suite
-from pytest_doceval.report.compare import compare_reports, format_comparison
-from pytest_doceval.report.terminal import summary_lines
-from pytest_doceval.results import CaseResult
-from pytest_doceval.rows import FLAG_MARK, new_row
-from pytest_doceval.suites.documents_chunks import (
+from pytest_doceval.kinds.analyses import AllPairs
+from pytest_doceval.kinds.documents.chunks import (
     COVERS_LITTLE,
     REPEATS,
     chunk_score_warnings,
     repeated_share,
     word_coverage,
 )
+from pytest_doceval.metrics.spec import MetricSpec
+from pytest_doceval.report.analysis import analyse_suite
+from pytest_doceval.report.compare import compare_reports, format_comparison
+from pytest_doceval.report.terminal import summary_lines
+from pytest_doceval.results import CaseResult
+from pytest_doceval.rows import FLAG_MARK, new_row
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 

@@ -8,8 +8,8 @@ import unicodedata
 import jiwer
 import pytest
 
-from pytest_doceval.normalise import FAIR_V1
-from pytest_doceval.suites.documents import score_document
+from pytest_doceval.kinds.documents.suite import score_document
+from pytest_doceval.text.normalise import FAIR_V1
 from tests.conftest import REALDATA, read_report
 
 pytest_plugins = ["pytester"]

@@ -17,7 +17,7 @@ from model_server import ModelServer
 from scipy import stats as sps
 
 from pytest_doceval.cli import main as doceval
-from pytest_doceval.metrics.entries import EntryFields, score_entries
+from pytest_doceval.kinds.extraction.entries import EntryFields, score_entries
 from tests.conftest import read_report
 from tests.test_suite_extraction import (
     ENTRIES_TOML,
@@ -278,8 +278,9 @@ def test_the_example_suites_run_offline_against_their_baselines(
 def test_html_renderers_for_the_views_and_analyses(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_doceval.report.html import analyses, extraction, render_html, views
-    from pytest_doceval.report.html.codec import Chunk
+    from pytest_doceval.html.codec import Chunk
+    from pytest_doceval.kinds.extraction import html as extraction
+    from pytest_doceval.report.html import render_html
 
     project(pytester)
     pages = speaker_pages()
@@ -302,19 +303,16 @@ def test_html_renderers_for_the_views_and_analyses(
     assert block["head"] == ["gold entry", "predicted entry", "quality 1 - d_e"]
     assert ["Adair, Thomas", "(missing)", 0.0] in block["rows"]
     assert "3 gold, 2 predicted" in block["note"] and "$.speakers[1] is a int" in block["note"]
-    monkeypatch.setitem(views.VIEWS, "entry_alignment", extraction.entry_alignment)
-    monkeypatch.setitem(analyses.ANALYSES, "ocr_robustness", extraction.ocr_robustness)
-    monkeypatch.setitem(analyses.ANALYSES, "verdict_counts", extraction.verdict_counts)
     page = render_html(report)
     assert "Robustness to OCR fidelity: each variant − gold, paired over pages" in page
     assert "Verdicts per extractor and OCR variant" in page
 
 
 def test_html_renderers_for_field_verdicts_and_schema_errors() -> None:
-    from pytest_doceval.metrics.fields import score_fields
-    from pytest_doceval.metrics.schema_valid import schema_validity
-    from pytest_doceval.report.html import extraction
-    from pytest_doceval.report.html.codec import Chunk
+    from pytest_doceval.html.codec import Chunk
+    from pytest_doceval.kinds.extraction import html as extraction
+    from pytest_doceval.kinds.extraction.fields import score_fields
+    from pytest_doceval.kinds.extraction.schema import schema_validity
 
     pred = {**RECEIPT, "total": "9.56"}
     chunk = Chunk()

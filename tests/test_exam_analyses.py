@@ -21,7 +21,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from pytest_doceval.config import StatsConfig
-from pytest_doceval.exam.analyses import (
+from pytest_doceval.kinds.exam.analyses import (
     DELTAS,
     EXAM_ANALYSES,
     Accuracy,
@@ -32,7 +32,7 @@ from pytest_doceval.exam.analyses import (
     Pairwise,
     References,
 )
-from pytest_doceval.exam.scoring import EXAM_METRICS, random_answer
+from pytest_doceval.kinds.exam.scoring import EXAM_METRICS, random_answer
 from pytest_doceval.report.analysis import analyse_suite
 from pytest_doceval.stats.power import mcnemar_mde
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pytest_doceval.exam.answers import (
+from pytest_doceval.kinds.exam.answers import (
     PARSERS,
     ROBUST_V1,
     SEED_001,
@@ -387,7 +387,7 @@ def test_issue_19_examples() -> None:
 def test_robust_v1s_revision_moves_its_scoring_id_and_not_the_seeds() -> None:
     import hashlib
 
-    from pytest_doceval.exam.prompts import GENERATION, get_track, scoring_id
+    from pytest_doceval.kinds.exam.prompts import GENERATION, get_track, scoring_id
     from pytest_doceval.models.requests import canonical_json
 
     payload = {"tracks": {"A": get_track("A").prompt.hash}, "generation": dict(GENERATION)}

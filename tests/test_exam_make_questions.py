@@ -14,8 +14,8 @@ from types import ModuleType
 import pymupdf
 import pytest
 
-from pytest_doceval.exam.answers import parse_robust
-from pytest_doceval.exam.questions import load_questions
+from pytest_doceval.kinds.exam.answers import parse_robust
+from pytest_doceval.kinds.exam.questions import load_questions
 
 SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "make_exam_questions.py"
 

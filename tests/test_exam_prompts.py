@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_doceval.exam.prompts import (
+from pytest_doceval.kinds.exam.prompts import (
     EXAM_IMAGE_TEXT,
     EXAM_TEXT,
     GENERATION,

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_doceval.errors import CaseInputError
-from pytest_doceval.exam.questions import (
+from pytest_doceval.kinds.exam.questions import (
     QUESTIONS,
     load_questions,
     parse_answer_key,
@@ -297,7 +297,7 @@ def test_options_are_kept_and_checked(tmp_path: Path) -> None:
         CaseInputError, match=r"jsonl:1 \(question 'q-1'\): 'options' must be a list of 3"
     ):
         load_questions(tmp_path)
-    from pytest_doceval.exam.scoring import score_output
+    from pytest_doceval.kinds.exam.scoring import score_output
 
     write(tmp_path, [question("q-1", answer=2, choices=3, options=["Rome", "Paris", "Oslo"])])
     loaded = load_questions(tmp_path)[0]

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from pytest_doceval.exam.answers import ROBUST_V1, SEED_001
-from pytest_doceval.exam.questions import Question
-from pytest_doceval.exam.scoring import (
+from pytest_doceval.kinds.exam.answers import ROBUST_V1, SEED_001
+from pytest_doceval.kinds.exam.questions import Question
+from pytest_doceval.kinds.exam.scoring import (
     ANSWER_VIEW,
     EXAM_METRICS,
     exam_labels,

@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from pytest_doceval.facts.checks import check, trailing_repeats
-from pytest_doceval.facts.model import Fact, parse_fact
-from pytest_doceval.facts.normalise import normalise_text
-from pytest_doceval.facts.result import PageOutput
+from pytest_doceval.kinds.facts.checks import check, trailing_repeats
+from pytest_doceval.kinds.facts.model import Fact, parse_fact
+from pytest_doceval.kinds.facts.normalise import normalise_text
+from pytest_doceval.kinds.facts.result import PageOutput
 
 
 def make(type: str, **fields: Any) -> Fact:

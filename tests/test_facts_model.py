@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_doceval.errors import CaseInputError
-from pytest_doceval.facts.model import (
+from pytest_doceval.kinds.facts.model import (
     BaselineFact,
     FactError,
     FactFileError,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pytest_doceval.facts.normalise import INVISIBLE, normalise_latex, normalise_text
+from pytest_doceval.kinds.facts.normalise import INVISIBLE, normalise_latex, normalise_text
 
 
 def olmocr_normalize_text(md: str) -> str:

@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pytest_doceval.facts import passrate
-from pytest_doceval.facts.model import Fact, parse_fact
-from pytest_doceval.facts.passrate import (
+from pytest_doceval.kinds.facts import passrate
+from pytest_doceval.kinds.facts.model import Fact, parse_fact
+from pytest_doceval.kinds.facts.passrate import (
     breakdown_by_file,
     breakdown_by_type,
     pass_rate,
     pass_rate_ci,
 )
-from pytest_doceval.facts.result import FactResult
+from pytest_doceval.kinds.facts.result import FactResult
 
 T, F = FactResult(True, 1.0, ""), FactResult(False, 0.0, "")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_doceval.facts import (
+from pytest_doceval.kinds.facts import (
     check_repeats,
     fact_files,
     find_repeat_outputs,
@@ -16,9 +16,9 @@ from pytest_doceval.facts import (
     pass_rate,
     system_dirs,
 )
-from pytest_doceval.facts.model import parse_fact
-from pytest_doceval.facts.repeats import aggregate_repeats
-from pytest_doceval.facts.result import FactResult
+from pytest_doceval.kinds.facts.model import parse_fact
+from pytest_doceval.kinds.facts.repeats import aggregate_repeats
+from pytest_doceval.kinds.facts.result import FactResult
 
 PRESENT = parse_fact({"pdf": "d.pdf", "page": 1, "id": "p", "type": "present", "text": "Hello"})
 

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
-from pytest_doceval.facts.checks import check
-from pytest_doceval.facts.model import Fact, parse_fact
-from pytest_doceval.facts.search import first_occurrence, last_occurrence
+from pytest_doceval.kinds.facts.checks import check
+from pytest_doceval.kinds.facts.model import Fact, parse_fact
+from pytest_doceval.kinds.facts.search import first_occurrence, last_occurrence
 
 
 def brute_starts(pattern: str, text: str, k: int) -> list[int]:

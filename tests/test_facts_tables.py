@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from pytest_doceval.facts.checks import check
-from pytest_doceval.facts.model import Fact, parse_fact
-from pytest_doceval.facts.tables import (
+from pytest_doceval.kinds.facts.checks import check
+from pytest_doceval.kinds.facts.model import Fact, parse_fact
+from pytest_doceval.kinds.facts.tables import (
     CellSpec,
     TableData,
     build_table,

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_doceval import normalise as n
+from pytest_doceval.kinds.documents.scope import split_body_references
 from pytest_doceval.metrics import character_errors
-from pytest_doceval.scope import split_body_references
+from pytest_doceval.text import normalise as n
 
 NEWLINES = ["\r\n", "\r", "\u2028", "\u2029", "\v", "\f"]
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_doceval import normalise as n
-from pytest_doceval.metrics import extract_elements
-from pytest_doceval.scope import split_body_references
+from pytest_doceval.kinds.documents.scope import split_body_references
+from pytest_doceval.kinds.documents.structure import extract_elements
+from pytest_doceval.text import normalise as n
 
 BREAKS = "\r\n\v\f\u2028\u2029"
 NEWLINES = ["\r\n", "\r", "\u2028", "\u2029", "\v", "\f"]

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_doceval.metrics import extract_elements, structure_score
-from pytest_doceval.normalise import unify_line_endings
+from pytest_doceval.kinds.documents.structure import extract_elements, structure_score
+from pytest_doceval.text.normalise import unify_line_endings
 
 NEWLINES = ["\r\n", "\r", "\u2028", "\u2029", "\v", "\f"]
 

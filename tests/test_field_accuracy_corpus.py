@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_doceval.config import StatsConfig
-from pytest_doceval.metrics.field_verdicts import FieldOptions
-from pytest_doceval.metrics.fields import FIELD_METRICS, score_fields
+from pytest_doceval.kinds.extraction.fields import FIELD_METRICS, score_fields
+from pytest_doceval.kinds.extraction.verdicts import FieldOptions
 from pytest_doceval.report.analysis import aggregates
 from pytest_doceval.results import CaseResult
 from pytest_doceval.rows import new_row

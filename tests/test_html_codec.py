@@ -17,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_html_report import expand, without_empty_equals
 
-from pytest_doceval.report.html.codec import Chunk
-from pytest_doceval.report.html.fmt import NA, fmt, fmt_signed, plain, tabular
+from pytest_doceval.html.codec import Chunk
+from pytest_doceval.html.fmt import NA, fmt, fmt_signed, plain, tabular
 
 # Mostly BMP letters and whitespace, sometimes a character JavaScript counts as two.
 TEXT = st.text(alphabet=st.sampled_from("ab c\n\té한😀"), min_size=1, max_size=60)

@@ -983,8 +983,8 @@ def test_renders_a_report_built_by_the_analysis() -> None:
     from pytest_doceval.report.json_report import build_report
 
     try:
+        from pytest_doceval.kinds.documents.suite import DocumentsSuite
         from pytest_doceval.metrics.spec import ordered_specs
-        from pytest_doceval.suites.documents import DocumentsSuite
 
         declared, analyses = DocumentsSuite.metrics, DocumentsSuite.analyses
     except (ImportError, AttributeError) as exc:

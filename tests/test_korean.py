@@ -6,8 +6,13 @@ import unicodedata
 
 import pytest
 
-from pytest_doceval.suites.documents import score_document
-from pytest_doceval.tokenise import korean_tokens, mixed_tokens, tokeniser_for, whitespace_tokens
+from pytest_doceval.kinds.documents.suite import score_document
+from pytest_doceval.text.tokenise import (
+    korean_tokens,
+    mixed_tokens,
+    tokeniser_for,
+    whitespace_tokens,
+)
 from tests.conftest import read_report, write_suite
 
 pytest_plugins = ["pytester"]

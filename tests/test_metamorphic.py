@@ -20,10 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_doceval.metrics.boundary_coherence import boundary_coherence
-from pytest_doceval.metrics.entries import score_entries
-from pytest_doceval.metrics.fields import score_fields
-from pytest_doceval.suites.documents import score_document
+from pytest_doceval.kinds.documents.boundary_coherence import boundary_coherence
+from pytest_doceval.kinds.documents.suite import score_document
+from pytest_doceval.kinds.extraction.entries import score_entries
+from pytest_doceval.kinds.extraction.fields import score_fields
 
 pytest_plugins = ["pytester"]
 

@@ -14,7 +14,7 @@ from rapidfuzz.distance import Levenshtein
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from pytest_doceval.metrics.boundary_coherence import (
+from pytest_doceval.kinds.documents.boundary_coherence import (
     WordCharacters,
     align,
     boundary_coherence,
@@ -23,9 +23,9 @@ from pytest_doceval.metrics.boundary_coherence import (
     match_boundaries,
     truth_boundaries,
 )
-from pytest_doceval.metrics.chunking import split_text
+from pytest_doceval.kinds.documents.chunking import split_text
 from pytest_doceval.metrics.text import character_alignment
-from pytest_doceval.normalise import get_profile
+from pytest_doceval.text.normalise import get_profile
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 

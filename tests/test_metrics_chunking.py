@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_doceval.metrics.chunking import Chunk, chunk_document, split_text
+from pytest_doceval.kinds.documents.chunking import Chunk, chunk_document, split_text
 
 GOLDEN = Path(__file__).parent / "data" / "chunking_langchain_golden.json"
 HAS_LANGCHAIN = importlib.util.find_spec("langchain_text_splitters") is not None

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from pytest_doceval.metrics.entries import (
+from pytest_doceval.kinds.extraction.entries import (
     ENTRY_METRICS,
     EntryFields,
     Method,
@@ -26,7 +26,7 @@ from pytest_doceval.metrics.entries import (
     score_entries,
     set_distance,
 )
-from pytest_doceval.metrics.json_input import ExtractionInputError
+from pytest_doceval.kinds.extraction.json_input import ExtractionInputError
 from pytest_doceval.metrics.spec import find_spec
 
 # POT runs the seed's optimal transport (method="emd"); without it only those tests skip.

@@ -12,12 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
-from pytest_doceval.metrics.field_verdicts import FieldOptions, field_verdicts
-from pytest_doceval.metrics.fields import FIELD_METRICS, score_fields
-from pytest_doceval.metrics.json_input import ExtractionInputError
-from pytest_doceval.metrics.nested import nested_accuracy
-from pytest_doceval.metrics.spec import find_spec
-from pytest_doceval.metrics.values import (
+from pytest_doceval.kinds.extraction.fields import FIELD_METRICS, score_fields
+from pytest_doceval.kinds.extraction.json_input import ExtractionInputError
+from pytest_doceval.kinds.extraction.nested import nested_accuracy
+from pytest_doceval.kinds.extraction.values import (
     canonical_text,
     date_match,
     infer_kind,
@@ -25,6 +23,8 @@ from pytest_doceval.metrics.values import (
     parse_date,
     parse_number,
 )
+from pytest_doceval.kinds.extraction.verdicts import FieldOptions, field_verdicts
+from pytest_doceval.metrics.spec import find_spec
 from tests.conftest import REALDATA
 
 json_scalars = (

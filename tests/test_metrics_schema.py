@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_doceval.metrics.json_input import ExtractionInputError
-from pytest_doceval.metrics.schema_valid import (
+from pytest_doceval.kinds.extraction.json_input import ExtractionInputError
+from pytest_doceval.kinds.extraction.schema import (
     MAX_ERRORS,
     SCHEMA_METRICS,
     compile_schema,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_doceval.metrics import extract_elements, structure_score
+from pytest_doceval.kinds.documents.structure import extract_elements, structure_score
 
 TRUTH = """# Title
 

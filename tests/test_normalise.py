@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_doceval import normalise as n
+from pytest_doceval.text import normalise as n
 
 
 @pytest.mark.parametrize(

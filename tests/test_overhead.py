@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_doceval.facts.layout import SystemOutputs
+from pytest_doceval.kinds.facts.layout import SystemOutputs
 from pytest_doceval.report.json_report import report_text
 from pytest_doceval.rows import plain
 from tests.test_startup import write_one_case_suite

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_doceval.normalise import unify_line_endings
-from pytest_doceval.scope import split_body_references
+from pytest_doceval.kinds.documents.scope import split_body_references
+from pytest_doceval.text.normalise import unify_line_endings
 
 BODY = "Body text.\nMore body."
 ENTRY = "[1] A. Author. A paper. 2020."

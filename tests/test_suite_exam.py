@@ -27,19 +27,19 @@ from pytest_doceval.errors import (
     SystemRunError,
     SystemUnavailable,
 )
-from pytest_doceval.exam.analyses import EXAM_ANALYSES
-from pytest_doceval.exam.prompts import GENERATION
-from pytest_doceval.exam.questions import QUESTIONS
-from pytest_doceval.exam.scoring import random_answer
+from pytest_doceval.html.model import suite_views
+from pytest_doceval.kinds.base import RunContext
+from pytest_doceval.kinds.exam.analyses import EXAM_ANALYSES
+from pytest_doceval.kinds.exam.html import accuracy, breakdowns, deltas, pct
+from pytest_doceval.kinds.exam.inputs import load_question_set, read_outputs
+from pytest_doceval.kinds.exam.ocr import OCR_TEXT
+from pytest_doceval.kinds.exam.prompts import GENERATION
+from pytest_doceval.kinds.exam.questions import QUESTIONS
+from pytest_doceval.kinds.exam.scoring import random_answer
+from pytest_doceval.kinds.exam.suite import ExamSuite
+from pytest_doceval.kinds.registry import make_suite
 from pytest_doceval.models.requests import ChatRequest
 from pytest_doceval.models.runtime import ModelHandle, ModelRuntime
-from pytest_doceval.report.html.exam import accuracy, breakdowns, deltas, pct
-from pytest_doceval.report.html.model import suite_views
-from pytest_doceval.suites.base import RunContext
-from pytest_doceval.suites.exam import ExamSuite
-from pytest_doceval.suites.exam_inputs import load_question_set, read_outputs
-from pytest_doceval.suites.exam_ocr import OCR_TEXT
-from pytest_doceval.suites.registry import make_suite
 from pytest_doceval.systems.registry import build_registry
 
 Row = dict[str, Any]
@@ -380,7 +380,7 @@ def test_real_rapidocr_reads_an_example_question() -> None:
 def test_the_analyses_load_lazily() -> None:
     assert list(ExamSuite.analyses) == list(EXAM_ANALYSES) and len(ExamSuite.analyses) == 7
     assert ExamSuite.analyses[0].key == "accuracy"
-    code = "import sys, pytest_doceval.suites.exam; print('scipy' in sys.modules)"
+    code = "import sys, pytest_doceval.kinds.exam.suite; print('scipy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

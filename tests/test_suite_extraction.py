@@ -16,18 +16,18 @@ from scipy import stats as sps
 from pytest_doceval.cache import OutputCache
 from pytest_doceval.config import StatsConfig, load_suite_spec
 from pytest_doceval.errors import CaseInputError, SuiteConfigError
-from pytest_doceval.metrics.entries import EntryFields, score_entries
-from pytest_doceval.metrics.field_verdicts import FieldOptions
-from pytest_doceval.metrics.fields import score_fields
-from pytest_doceval.metrics.schema_valid import schema_validity
+from pytest_doceval.kinds.base import RunContext
+from pytest_doceval.kinds.extraction.analyses import ExtractorPairs, OcrRobustness, VerdictCounts
+from pytest_doceval.kinds.extraction.entries import EntryFields, score_entries
+from pytest_doceval.kinds.extraction.fields import score_fields
+from pytest_doceval.kinds.extraction.llm import SYSTEM_PROMPT, read_prediction
+from pytest_doceval.kinds.extraction.schema import schema_validity
+from pytest_doceval.kinds.extraction.suite import ExtractionSuite
+from pytest_doceval.kinds.extraction.verdicts import FieldOptions
+from pytest_doceval.kinds.registry import make_suite
 from pytest_doceval.metrics.tree_edit import tree_edit_score
 from pytest_doceval.models.config import ModelConfig
 from pytest_doceval.models.runtime import ModelRuntime
-from pytest_doceval.suites.base import RunContext
-from pytest_doceval.suites.extraction import ExtractionSuite
-from pytest_doceval.suites.extraction_analyses import ExtractorPairs, OcrRobustness, VerdictCounts
-from pytest_doceval.suites.extraction_llm import SYSTEM_PROMPT, read_prediction
-from pytest_doceval.suites.registry import make_suite
 from pytest_doceval.systems import build_registry
 
 ENTRIES_TOML = """[suite]

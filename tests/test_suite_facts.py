@@ -19,16 +19,16 @@ from hypothesis import strategies as st
 from pytest_doceval.cache import OutputCache
 from pytest_doceval.config import StatsConfig, load_suite_spec
 from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemUnavailable
-from pytest_doceval.facts import FactError
+from pytest_doceval.html.codec import Chunk
+from pytest_doceval.html.model import SuiteView
+from pytest_doceval.kinds.base import CaseRef, RunContext
+from pytest_doceval.kinds.facts import FactError
+from pytest_doceval.kinds.facts import html as html_facts
+from pytest_doceval.kinds.facts.analyses import PassRateAnalysis
+from pytest_doceval.kinds.facts.entries import load_entries
+from pytest_doceval.kinds.facts.suite import FactsSuite
+from pytest_doceval.kinds.registry import make_suite
 from pytest_doceval.report.analysis import analyse_suite
-from pytest_doceval.report.html import facts as html_facts
-from pytest_doceval.report.html.codec import Chunk
-from pytest_doceval.report.html.model import SuiteView
-from pytest_doceval.suites.base import CaseRef, RunContext
-from pytest_doceval.suites.facts import FactsSuite
-from pytest_doceval.suites.facts_analysis import PassRateAnalysis
-from pytest_doceval.suites.facts_entries import load_entries
-from pytest_doceval.suites.registry import make_suite
 from pytest_doceval.systems import SystemRegistry, build_registry
 from tests.conftest import make_pdf
 

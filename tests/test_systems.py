@@ -57,8 +57,8 @@ def test_pymupdf_without_tables(tmp_path: Path) -> None:
 @pytest.mark.skipif(not SCAN.is_dir(), reason="example case not built")
 def test_rapidocr_reads_the_scan() -> None:
     from pytest_doceval.metrics import character_errors
-    from pytest_doceval.normalise import FAIR_V1
     from pytest_doceval.systems.rapidocr_ocr import RapidOCRParser
+    from pytest_doceval.text.normalise import FAIR_V1
 
     parser = RapidOCRParser({"dpi": 150})
     text = parser.parse(SCAN / "document.pdf")

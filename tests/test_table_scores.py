@@ -9,10 +9,10 @@ import random
 
 import pytest
 
-from pytest_doceval.metrics.table_scores import TABLE_METRICS, pair_tables, score_tables
-from pytest_doceval.metrics.table_trees import read_tables
-from pytest_doceval.metrics.teds import teds
-from pytest_doceval.suites.documents import DocumentsSuite
+from pytest_doceval.kinds.documents.suite import DocumentsSuite
+from pytest_doceval.kinds.documents.table_trees import read_tables
+from pytest_doceval.kinds.documents.tables import TABLE_METRICS, pair_tables, score_tables
+from pytest_doceval.kinds.documents.teds import teds
 
 A = "| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |"
 B = "| name | age | town |\n|---|---|---|\n| Ann | 31 | Ely |"

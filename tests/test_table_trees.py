@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_doceval.metrics.table_trees import Cell, Group, cell_text, read_tables
+from pytest_doceval.kinds.documents.table_trees import Cell, Group, cell_text, read_tables
 
 CASES = Path(__file__).resolve().parent.parent / "cases" / "tables"
 

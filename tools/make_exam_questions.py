@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = write_suite(args.out, args.dpi)
     # Read the result back the way the exam kind will, so a bad row fails here, not in CI.
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from pytest_doceval.exam.questions import load_questions
+    from pytest_doceval.kinds.exam.questions import load_questions
 
     questions = load_questions(args.out)
     print(f"wrote {len(rows)} questions ({sum(q.has_oracle for q in questions)} with oracle text)")

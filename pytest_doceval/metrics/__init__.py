@@ -13,12 +13,6 @@ from typing import Any
 from pytest_doceval.metrics.spec import MetricSpec, find_spec
 
 _LAZY = {
-    "ELEMENT_TYPES": "structure",
-    "PER_TYPE_PREFIXES": "structure",
-    "StructureCounts": "structure",
-    "StructureScore": "structure",
-    "extract_elements": "structure",
-    "structure_score": "structure",
     "CharacterAlignment": "text",
     "ErrorCounts": "text",
     "character_alignment": "text",

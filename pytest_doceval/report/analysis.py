@@ -13,13 +13,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_doceval import stats
-from pytest_doceval.analyses import values_by_system
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.gates import format_pp, parse_suite_gates, rounded
+from pytest_doceval.kinds.analyses import values_by_system
+from pytest_doceval.kinds.base import Analysis
 from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
 from pytest_doceval.rows import flag_reasons, is_measured, sort_rows
 from pytest_doceval.stats.power import paired_mde
-from pytest_doceval.suites.base import Analysis
 
 
 def verdict(ci_low: float, ci_high: float, direction: str, margin: float = 0.0) -> str:

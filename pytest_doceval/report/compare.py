@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_doceval import stats
-from pytest_doceval.analyses import values_by_system
 from pytest_doceval.errors import DocevalError
 from pytest_doceval.gates import format_pp
+from pytest_doceval.kinds.analyses import values_by_system
 from pytest_doceval.metrics.spec import headline, specs_from_section
 from pytest_doceval.report.analysis import verdict
 from pytest_doceval.rows import FLAG_MARK, describe_flags, flag_reasons

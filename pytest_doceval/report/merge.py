@@ -15,10 +15,10 @@ from typing import Any
 
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.errors import DocevalError
+from pytest_doceval.kinds.base import Analysis
 from pytest_doceval.report.analysis import COMPUTED_KEYS, analyse_suite
 from pytest_doceval.report.json_report import build_report
 from pytest_doceval.rows import row_key
-from pytest_doceval.suites.base import Analysis
 
 DEFINITION_KEYS = ("kind", "scoring_id", "systems", "gate_rules", "path")
 
@@ -116,7 +116,7 @@ def merge_reports(
 def _analyses(meta: Mapping[str, Any], root: Path | None) -> Sequence[Analysis]:
     """The analyses of the suite's kind, so they are recomputed over all rows. A kind defined
     in a conftest.py is found by importing the conftest files on the suite's path."""
-    from pytest_doceval.suites.registry import import_conftests, kind_class
+    from pytest_doceval.kinds.registry import import_conftests, kind_class
 
     kind = meta.get("kind")
     if not isinstance(kind, str):

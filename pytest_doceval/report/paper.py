@@ -198,7 +198,7 @@ def render(tables: Sequence[PaperTable], fmt: str) -> str:
 
 def builders_for(kind: str) -> Sequence[TableBuilder]:
     """The table builders of `kind` (none for a kind that declares none)."""
-    from pytest_doceval.suites.registry import kind_class
+    from pytest_doceval.kinds.registry import kind_class
 
     return tuple(getattr(kind_class(kind), "paper_tables", ()))
 

@@ -49,7 +49,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_doceval.atomic import write_text_atomic
-from pytest_doceval.report.html.codec import Blobs
+from pytest_doceval.html.codec import Blobs
+from pytest_doceval.html.model import suite_views
 from pytest_doceval.report.html.frame import (
     document,
     interrupted_banner,
@@ -58,7 +59,6 @@ from pytest_doceval.report.html.frame import (
     title,
     toc,
 )
-from pytest_doceval.report.html.model import suite_views
 from pytest_doceval.report.html.suite import suite_section
 
 __all__ = ["render_html", "write_html"]

@@ -1,19 +1,19 @@
 """Renderers for a suite's kind analyses: the keys ``section["analysis_keys"]`` names.
 
-`ANALYSES` maps an analysis key to the function that renders its value as HTML; a kind with
-a new analysis adds one function here. A key without a renderer still shows, generically: a
+`SHARED` renders the analyses any kind may list; a kind draws its own through
+``Suite.html_analyses`` (see `kinds`). A key without a renderer still shows, generically: a
 list of flat dicts (or a dict of them, or a flat dict) as a table, anything else as JSON in a
 ``<pre>``; every string escaped either way."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from pytest_doceval.report.html.fmt import (
+from pytest_doceval.html.analysis import AnalysisRenderer, generic
+from pytest_doceval.html.fmt import (
     esc,
     fmt,
-    fmt_cell,
     fmt_ci,
     fmt_int,
     fmt_p,
@@ -22,16 +22,14 @@ from pytest_doceval.report.html.fmt import (
     mapping,
     mappings,
     num,
-    pretty_json,
     strings,
-    tabular,
 )
-from pytest_doceval.report.html.model import SuiteView, judge
+from pytest_doceval.html.model import SuiteView, judge
+from pytest_doceval.report.html.kinds import kind_html
 from pytest_doceval.report.html.summary import flag_mark
 from pytest_doceval.rows import FLAG_MARK
 
 # (analysis key, its value in the section, the suite) -> HTML
-AnalysisRenderer = Callable[[str, Any, SuiteView], str]
 
 
 def _verdict(c: Mapping[str, Any], direction: str | None, alpha: float) -> str:
@@ -97,48 +95,16 @@ def comparisons(key: str, value: Any, view: SuiteView) -> str:
     )
 
 
-def html_table(head: list[str], rows: list[list[Any]], css: str = "generic") -> str:
-    head_html = "".join(f"<th>{esc(h)}</th>" for h in head)
-    body = "".join(
-        "<tr>"
-        + "".join(
-            f'<td class="num">{esc(fmt_cell(c))}</td>'
-            if isinstance(c, int | float) and not isinstance(c, bool)
-            else f"<td>{esc(fmt_cell(c))}</td>"
-            for c in row
-        )
-        + "</tr>"
-        for row in rows
-    )
-    return f'<table class="{css}"><thead><tr>{head_html}</tr></thead><tbody>{body}</tbody></table>'
-
-
-def generic(key: str, value: Any, view: SuiteView) -> str:
-    """Any analysis: a table when the value is tabular, else its JSON, escaped."""
-    title = f'<h3>{esc(key.replace("_", " "))} <span class="key">({esc(key)})</span></h3>'
-    table = tabular(value)
-    if table is not None:
-        return title + html_table(*table)
-    return f'{title}<pre class="json">{esc(pretty_json(value))}</pre>'
-
-
-from pytest_doceval.report.html import extraction as _extraction  # noqa: E402
-from pytest_doceval.report.html import facts as _facts  # noqa: E402
-from pytest_doceval.report.html.exam import EXAM_RENDERERS  # noqa: E402  (kinds' renderers)
-
-ANALYSES: dict[str, AnalysisRenderer] = {
-    "comparisons": comparisons,
-    **EXAM_RENDERERS,
-    "ocr_robustness": _extraction.ocr_robustness,
-    "verdict_counts": _extraction.verdict_counts,
-    "pass_rate": _facts.pass_rate,
-}
+# Analyses any kind may list (kinds.analyses), beside each kind's own (Suite.html_analyses).
+SHARED: dict[str, AnalysisRenderer] = {"comparisons": comparisons}
 
 
 def analyses(view: SuiteView) -> str:
     """The suite's analyses in the order the kind lists them."""
+    renderers = {**SHARED, **kind_html(view.data.get("kind")).analyses}
     out = []
     for key in strings(view.data.get("analysis_keys")):
         if key in view.data and view.data[key] not in (None, [], {}):
-            out.append(ANALYSES.get(key, generic)(key, view.data[key], view))
+            renderer = renderers.get(key, generic)
+            out.append(renderer(key, view.data[key], view))
     return "".join(out)

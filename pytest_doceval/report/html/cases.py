@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_doceval.report.html.codec import Blobs, Chunk
-from pytest_doceval.report.html.fmt import esc, mapping, num, plain, strings
-from pytest_doceval.report.html.model import SuiteView, judge, ordered_outcomes, outcome_counts
-from pytest_doceval.report.html.views import case_views, extras
+from pytest_doceval.html.codec import Blobs, Chunk
+from pytest_doceval.html.fmt import esc, mapping, num, plain, strings
+from pytest_doceval.html.model import SuiteView, judge, ordered_outcomes, outcome_counts
+from pytest_doceval.html.views import ViewRenderer, case_views, extras
+from pytest_doceval.report.html.kinds import kind_html
 
 # Details are packed into chunks of about this many bytes of JSON (before compression).
 CHUNK_BYTES = 400_000
@@ -34,7 +35,7 @@ def cases_block(view: SuiteView, blobs: Blobs) -> str:
     if not results:
         return '<h3>Cases</h3><p class="empty">No per-case results.</p>'
     metrics = view.headline[:ROW_METRICS]
-    chunks, row_chunk = detail_chunks(results)
+    chunks, row_chunk = detail_chunks(results, kind_html(view.data.get("kind")).views)
     rows_id, prefix = f"doceval-rows-{view.index}", f"doceval-s{view.index}-d"
     payload = rows_payload(view, results, metrics, row_chunk)
     blobs.json(rows_id, payload)
@@ -148,9 +149,14 @@ def _detail(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _add_case(chunk: Chunk, results: list[Mapping[str, Any]], numbers: list[int]) -> None:
+def _add_case(
+    chunk: Chunk,
+    results: list[Mapping[str, Any]],
+    numbers: list[int],
+    kind_views: Mapping[str, ViewRenderer],
+) -> None:
     """Add the rows of one case to `chunk` (their views may share the case's truth text)."""
-    views = case_views([(n, results[n]) for n in numbers], chunk)
+    views = case_views([(n, results[n]) for n in numbers], chunk, kind_views)
     for number in numbers:
         detail = _detail(results[number])
         blocks = views.get(number, [])
@@ -164,7 +170,9 @@ def _add_case(chunk: Chunk, results: list[Mapping[str, Any]], numbers: list[int]
         chunk.size += 200 + len(message) + 40 * len(detail.get("metrics", {}))
 
 
-def detail_chunks(results: list[Mapping[str, Any]]) -> tuple[list[Chunk], list[int]]:
+def detail_chunks(
+    results: list[Mapping[str, Any]], kind_views: Mapping[str, ViewRenderer] | None = None
+) -> tuple[list[Chunk], list[int]]:
     """Row details packed into chunks of about CHUNK_BYTES, all rows of a case in one chunk:
     the chunks and each row's chunk number."""
     by_case: dict[str, list[int]] = {}
@@ -174,7 +182,7 @@ def detail_chunks(results: list[Mapping[str, Any]]) -> tuple[list[Chunk], list[i
     row_chunk = [0] * len(results)
     current = Chunk()
     for numbers in by_case.values():
-        _add_case(current, results, numbers)
+        _add_case(current, results, numbers, kind_views or {})
         for number in numbers:
             row_chunk[number] = len(chunks)
         if current.size >= CHUNK_BYTES:

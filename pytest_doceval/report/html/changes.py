@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_doceval.report.html.fmt import esc, fmt, fmt_ci, fmt_int, fmt_p, fmt_signed, num
-from pytest_doceval.report.html.model import FAILING, Change, SuiteView, changes
+from pytest_doceval.html.fmt import esc, fmt, fmt_ci, fmt_int, fmt_p, fmt_signed, num
+from pytest_doceval.html.model import FAILING, Change, SuiteView, changes
 
 # Worse first: a reviewer's first question is "what did this change break".
 _ORDER = {"worse": 0, "better": 1, "changed": 2}

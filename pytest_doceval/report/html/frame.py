@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-from pytest_doceval.report.html.fmt import esc, mapping, mappings, plural
-from pytest_doceval.report.html.model import (
+from pytest_doceval.html.fmt import esc, mapping, mappings, plural
+from pytest_doceval.html.model import (
     FAILING,
     SuiteView,
     attention,

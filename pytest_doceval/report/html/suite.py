@@ -5,14 +5,14 @@ kind's analyses."""
 
 from __future__ import annotations
 
+from pytest_doceval.html.codec import Blobs
+from pytest_doceval.html.fmt import esc, strings
+from pytest_doceval.html.model import SuiteView, outcome_counts
+from pytest_doceval.html.plots import plots
 from pytest_doceval.report.html.analyses import analyses
 from pytest_doceval.report.html.cases import cases_block
 from pytest_doceval.report.html.changes import what_changed
-from pytest_doceval.report.html.codec import Blobs
-from pytest_doceval.report.html.fmt import esc, strings
 from pytest_doceval.report.html.frame import gate_badge, outcome_badges
-from pytest_doceval.report.html.model import SuiteView, outcome_counts
-from pytest_doceval.report.html.plots import plots
 from pytest_doceval.report.html.summary import baseline_lists, gate_table, summary_table
 
 # Section keys that are not facts about the suite: shown elsewhere, or too big for its header.

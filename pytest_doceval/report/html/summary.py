@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_doceval.report.html.fmt import (
+from pytest_doceval.html.fmt import (
     esc,
     fmt,
     fmt_ci,
@@ -20,21 +20,15 @@ from pytest_doceval.report.html.fmt import (
     strings,
     unique,
 )
-from pytest_doceval.report.html.model import Change, SuiteView, change, failed_gates
+from pytest_doceval.html.model import (
+    Change,
+    SuiteView,
+    change,
+    delta_index,
+    direction_label,
+    failed_gates,
+)
 from pytest_doceval.rows import FLAG_MARK, describe_flags
-
-
-def direction_label(direction: str | None) -> str:
-    return {"lower": "↓ lower is better", "higher": "↑ higher is better"}.get(
-        direction or "", "direction not stated"
-    )
-
-
-def delta_index(view: SuiteView) -> dict[tuple[str, str], Mapping[str, Any]]:
-    return {
-        (str(d.get("system")), str(d.get("metric"))): d
-        for d in mappings(view.data.get("baseline_deltas"))
-    }
 
 
 def delta_title(delta: Mapping[str, Any], reading: Change, confidence: float) -> str:

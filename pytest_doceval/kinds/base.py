@@ -1,0 +1,170 @@
+"""The interface every suite kind implements.
+
+A kind turns a parsed ``suite.toml`` into an ordered list of `CaseRef` -- one test each -- and
+evaluates one reference into a `CaseResult`. It declares what its metrics mean (``metrics``:
+name or family pattern -> `MetricSpec`), which suite-level analyses its report section needs
+(``analyses``), and what makes two runs' numbers comparable (``scoring_id``). Collection order
+must be deterministic (pytest-xdist compares it across workers), so kinds sort what they list.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from pytest_doceval.errors import SuiteConfigError
+from pytest_doceval.html.analysis import AnalysisRenderer
+from pytest_doceval.html.views import ViewRenderer
+from pytest_doceval.metrics.spec import MetricSpec, find_spec
+from pytest_doceval.rows import row_key
+
+if TYPE_CHECKING:
+    from pytest_doceval.cache import OutputCache
+    from pytest_doceval.config import StatsConfig, SuiteSpec
+    from pytest_doceval.results import CaseResult
+    from pytest_doceval.systems import SystemEnv
+
+
+@dataclass(frozen=True)
+class CaseRef:
+    """One test: a case of a suite run by one system (the id part: ``pymupdf``,
+    ``qwen-A``, ``ministral-raw``), with the labels its row is grouped by."""
+
+    case: str
+    system: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return row_key(self.case, self.system)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What evaluation needs from the session: the output cache, the cache key of the output
+    the baseline was made from (None when unknown), for "what changed" views, and the
+    baseline's metrics of this (case, system) when a comparable baseline has them."""
+
+    cache: OutputCache
+    previous_cache_key: str | None = None
+    baseline: Mapping[str, float] | None = None
+
+
+class Analysis(Protocol):
+    """A suite-level analysis: its result (builtin types) lands in the suite's report section
+    under ``key``. Runs, ``doceval merge`` and ``doceval report`` recompute it from the rows."""
+
+    @property
+    def key(self) -> str: ...
+
+    def __call__(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        meta: Mapping[str, Any],
+        stats_config: StatsConfig,
+    ) -> Any: ...
+
+
+def system_list(value: object, file: object) -> list[str]:
+    """``[suite] systems``: a non-empty list of distinct names, or a `SuiteConfigError`."""
+    if not isinstance(value, list) or not value or not all(isinstance(s, str) and s for s in value):
+        raise SuiteConfigError(f"{file}: [suite] systems must be a non-empty list of names")
+    duplicates = sorted({s for s in value if value.count(s) > 1})
+    if duplicates:
+        raise SuiteConfigError(f"{file}: systems listed twice: {', '.join(duplicates)}")
+    return list(value)
+
+
+class Suite(ABC):
+    """A suite of one kind, built from its `SuiteSpec` (raises `SuiteConfigError` if unusable).
+
+    ``self.spec.path`` is the suite's folder, ``self.spec.table`` its ``[suite]`` table and
+    ``self.systems_env`` builds the systems it names.
+    """
+
+    kind: ClassVar[str]
+    metrics: ClassVar[Mapping[str, MetricSpec]]
+    analyses: ClassVar[Sequence[Analysis]] = ()
+    # The kind's paper tables (`report.paper`): each builder turns a report section into tables.
+    paper_tables: ClassVar[Sequence[Callable[[Mapping[str, Any]], list[Any]]]] = ()
+    # How the HTML report draws the kind's row views and analyses (`pytest_doceval.html`):
+    # view name -> ViewRenderer, analysis key -> AnalysisRenderer; others are drawn generically.
+    html_views: ClassVar[Mapping[str, ViewRenderer]] = {}
+    html_analyses: ClassVar[Mapping[str, AnalysisRenderer]] = {}
+
+    def __init__(self, spec: SuiteSpec, systems_env: SystemEnv) -> None:
+        self.spec = spec
+        self.systems_env = systems_env
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    @abstractmethod
+    def scoring_id(self) -> str:
+        """What makes two runs' numbers comparable (a normalisation profile, an answer parser
+        plus prompt hash, ...); baselines and reports made under another one never compare."""
+
+    @abstractmethod
+    def case_refs(self) -> list[CaseRef]:
+        """Every (case, system) of the suite, in a deterministic order."""
+
+    @abstractmethod
+    def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
+        """Score one reference; raise a `DocevalError` naming the file and cause on bad input."""
+
+    def requests(self, refs: Sequence[CaseRef], ctx: RunContext) -> Iterable[Any]:
+        """The model requests (`ChatRequest`) that evaluating `refs` will make, as far as they
+        are known without running anything slow: the session sends them concurrently after
+        collection, so the tests find their answers cached. Must build the very requests
+        `evaluate` builds, or the prefetch is wasted."""
+        return ()
+
+    def system_names(self) -> list[str]:
+        """The suite's systems, for the report (default: as the case references name them)."""
+        return list(dict.fromkeys(ref.system for ref in self.case_refs()))
+
+    def describe(self) -> dict[str, object]:
+        """Suite-level facts for the report (language, normalisation, ...)."""
+        return {}
+
+    def notes(self) -> list[str]:
+        return []
+
+    def metric_spec(self, metric: str) -> MetricSpec:
+        """The declared spec of `metric`; a `SuiteConfigError` for a metric the kind does not
+        declare (a typo in a gate, or a kind that forgot to declare what it measures)."""
+        # Asked for every metric of every test: remembered (a kind need not call our __init__).
+        known: dict[str, MetricSpec | None] = self.__dict__.setdefault("_metric_specs", {})
+        if metric not in known:
+            known[metric] = find_spec(self.metrics, metric)
+        spec = known[metric]
+        if spec is None:
+            raise SuiteConfigError(
+                f"{self.spec.file}: {metric!r} is not a metric of kind {self.kind!r} "
+                f"(declared: {', '.join(self.metrics)})"
+            )
+        return spec
+
+    def check_gates(self) -> None:
+        """Every gated metric must be one the kind declares, and every tolerance's sign must
+        point that metric's bad way."""
+        from pytest_doceval.gates import Tolerance
+
+        rules = [(m, r) for m, rs in self.spec.case_gates.items() for r in rs]
+        rules += [(g.metric, g.tolerance) for g in self.spec.suite_gates]
+        for metric, rule in rules:
+            spec = find_spec(self.metrics, metric)
+            if spec is None:
+                raise SuiteConfigError(
+                    f"{self.spec.file}: [gates] names {metric!r}, which kind {self.kind!r} "
+                    f"does not measure (metrics: {', '.join(self.metrics)})"
+                )
+            if isinstance(rule, Tolerance):
+                try:
+                    rule.check_sign(metric, spec.direction)
+                except SuiteConfigError as exc:
+                    raise SuiteConfigError(f"{self.spec.file}: {exc}") from None

@@ -1,0 +1,398 @@
+"""The ``documents`` kind: PDFs parsed by each system and scored against ``truth.md``.
+
+Layout::
+
+    cases/<suite>/suite.toml
+    cases/<suite>/<case>/document.pdf
+    cases/<suite>/<case>/truth.md
+    cases/<suite>/<case>/outputs/<system>.md      # optional precomputed output
+
+``[suite]`` keys: ``kind = "documents"``, ``systems`` (required), ``language`` (``en`` | ``ko``
+| ``mixed``, default ``en``), ``normalization`` (default ``fair-v1``). A name in ``systems`` that
+is not a registered parser but has ``outputs/<name>.md`` in the cases is a precomputed system.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pytest_doceval.cache import cache_key, file_digest
+from pytest_doceval.config import SuiteSpec
+from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
+from pytest_doceval.html.views import ViewRenderer
+from pytest_doceval.kinds.analyses import AllPairs
+from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, system_list
+from pytest_doceval.kinds.documents import html
+from pytest_doceval.kinds.documents.chunks import chunk_quality
+from pytest_doceval.kinds.documents.paper import per_parser, table3
+from pytest_doceval.kinds.documents.scope import split_body_references
+from pytest_doceval.kinds.documents.structure import structure_score
+from pytest_doceval.kinds.documents.tables import TABLE_METRICS, score_tables
+from pytest_doceval.metrics.spec import RATE, SHARE, MetricSpec
+from pytest_doceval.metrics.text import (
+    ErrorCounts,
+    character_alignment,
+    character_errors,
+    word_errors,
+)
+from pytest_doceval.models.embeddings import Embedder
+from pytest_doceval.report.paper import TableBuilder
+from pytest_doceval.results import CaseResult
+from pytest_doceval.systems import Parser, SystemEnv
+from pytest_doceval.systems.base import RefiningParser, run_system
+from pytest_doceval.text.normalise import PROFILES, RAW, Profile, get_profile
+from pytest_doceval.text.tokenise import LANGUAGES, tokeniser_for
+
+DOCUMENT = "document.pdf"
+TRUTH = "truth.md"
+OUTPUTS = "outputs"
+OCR_WITHOUT_KOREAN = ("rapidocr",)
+# Bump when a normalisation step, the references split or a metric changes what it computes:
+# baselines made before then stop comparing (their scoring id differs) instead of drifting.
+# r2: line endings unified first, exact References headings, blank pages scored, fair-v1 steps
+# fixed against seed 002 (footnotes, e-mail links, author-year, HTML tags, C1 controls).
+# r3: Boundary Coherence counts only anchored cuts (the output's text on both sides of a cut
+# must be the truth's there), so unrelated or degenerate outputs no longer score by chance.
+SCORING_REVISION = 3
+
+
+def read_text_file(path: Path, what: str) -> str:
+    """A UTF-8 text file, or a `CaseInputError` that says which file and why."""
+    if not path.is_file():
+        raise CaseInputError(f"{path}: missing {what}")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CaseInputError(
+            f"{path}: {what} is not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
+    return text.removeprefix("\ufeff")
+
+
+@dataclass(frozen=True)
+class DocumentScore:
+    metrics: dict[str, float]
+    counts: dict[str, dict[str, int]]
+    structure_counts: dict[str, dict[str, int]]
+    diff: dict[str, Any]
+
+
+def score_document(truth: str, output: str, *, language: str, normalization: str) -> DocumentScore:
+    """Every documents metric for one output against its truth (seeds 000 and 002).
+
+    ``cer``/``wer`` after the profile; ``cer_raw`` after unified line endings and NFC only;
+    ``body_cer`` on both texts cut before their references section (split before normalising,
+    since normalising removes the markers); ``refs_delta`` = cer - body_cer; structure P/R/F1
+    on the markdown itself. An empty truth (a blank page) is scored: see `ErrorCounts.rate`.
+    """
+    profile = get_profile(normalization)
+    tokenise = tokeniser_for(language)
+    truth_norm, output_norm = profile(truth), profile(output)
+    chars = character_alignment(truth_norm, output_norm)
+    words = word_errors(tokenise(truth_norm), tokenise(output_norm))
+    truth_raw, output_raw = RAW(truth), RAW(output)
+    raw = character_errors(truth_raw.strip(), output_raw.strip())
+    body = _body_errors(truth, output, profile, full=chars.counts, truth_norm=truth_norm)
+    structure = structure_score(truth_raw, output_raw)
+    metrics = {
+        "cer": chars.counts.rate,
+        "wer": words.rate,
+        "cer_raw": raw.rate,
+        "body_cer": body.rate,
+        "refs_delta": chars.counts.rate - body.rate,
+        **structure.metrics(),
+    }
+    counts = {
+        "cer": chars.counts.to_dict(),
+        "wer": words.to_dict(),
+        "cer_raw": raw.to_dict(),
+        "body_cer": body.to_dict(),
+    }
+    structure_counts = {
+        "all": structure.overall.to_dict(),
+        **{kind: c.to_dict() for kind, c in structure.by_type.items()},
+    }
+    return DocumentScore(metrics, counts, structure_counts, {"metric": "cer", "ops": chars.ops})
+
+
+def _body_errors(
+    truth: str, output: str, profile: Profile, *, full: ErrorCounts, truth_norm: str
+) -> ErrorCounts:
+    """Body CER counts: both texts cut before their references. When neither text has a
+    references section the bodies are the full texts, and so are the counts."""
+    truth_split, output_split = split_body_references(truth), split_body_references(output)
+    if not truth_split.has_references and not output_split.has_references:
+        return full
+    truth_body = profile(truth_split.body) or truth_norm
+    return character_errors(truth_body, profile(output_split.body))
+
+
+def _output_change(output: str, key: str | None, ctx: RunContext) -> dict[str, Any]:
+    """``output_diff``: the baseline's output -> this output, when the baseline's output is
+    still in the cache and differs ("where did this change make it worse")."""
+    previous_key = ctx.previous_cache_key
+    if key is None or previous_key is None or previous_key == key:
+        return {}
+    previous = ctx.cache.get(previous_key)
+    if previous is None or previous == output:
+        return {}
+    ops = character_alignment(previous, output).ops
+    return {"output_diff": {"ops": ops, "previous_cache_key": previous_key}}
+
+
+def _rate(description: str, counts: str) -> MetricSpec:
+    return MetricSpec("lower", counts=counts, description=description, bounds=RATE)
+
+
+class DocumentsSuite(Suite):
+    kind = "documents"
+    KEYS = frozenset({"kind", "systems", "language", "normalization", "vlm", "embedder"})
+    paper_tables: ClassVar[tuple[TableBuilder, ...]] = (table3, per_parser)
+    html_views: ClassVar[Mapping[str, ViewRenderer]] = {"tables": html.tables}
+    metrics: ClassVar[Mapping[str, MetricSpec]] = {
+        "cer": _rate("character error rate after the normalisation profile (seed 002)", "cer"),
+        "wer": _rate("word error rate, tokenised for the suite's language", "wer"),
+        "body_cer": _rate("CER of the bodies, both cut before their references", "body_cer"),
+        "cer_raw": _rate("CER after Unicode NFC only (no fair normalisation)", "cer_raw"),
+        "structure_f1": MetricSpec(
+            "higher",
+            bounds=SHARE,
+            description="F1 of headings, list items, table rows, code blocks",
+        ),
+        "refs_delta": MetricSpec(
+            "lower", description="cer - body_cer: what the references section adds to CER"
+        ),
+        "structure_precision": MetricSpec(
+            "higher",
+            bounds=SHARE,
+            description="share of output structure elements found in the truth",
+        ),
+        "structure_recall": MetricSpec(
+            "higher",
+            bounds=SHARE,
+            description="share of truth structure elements found in the output",
+        ),
+        "boundary_coherence": MetricSpec(
+            "higher",
+            bounds=SHARE,
+            description="share of the truth's section and paragraph breaks where the output's "
+            "500/50 chunks start (within 20 characters, with the truth's text on both sides); "
+            "a perfect output reaches the truth's own ceiling, often below 1",
+        ),
+        "chunk_score": MetricSpec(
+            "higher",
+            bounds=SHARE,
+            description="mean over chunks of their sentences' mean cosine similarity "
+            "(1 - embedding variance); compares only under one embedder",
+        ),
+        **TABLE_METRICS,
+        "structure_precision_*": MetricSpec("higher", bounds=SHARE, headline=False),
+        "structure_recall_*": MetricSpec("higher", bounds=SHARE, headline=False),
+        "structure_f1_*": MetricSpec("higher", bounds=SHARE, headline=False),
+    }
+    analyses = (AllPairs(),)
+
+    def __init__(self, spec: SuiteSpec, systems_env: SystemEnv) -> None:
+        super().__init__(spec, systems_env)
+        spec.check_keys(set(self.KEYS))
+        table = spec.table
+        self.language = table.get("language", "en")
+        if self.language not in LANGUAGES:
+            raise SuiteConfigError(
+                f"{spec.file}: language {self.language!r} is not one of {', '.join(LANGUAGES)}"
+            )
+        self.normalization: str = str(table.get("normalization", "fair-v1"))
+        if self.normalization not in PROFILES or self.normalization == "raw":
+            known = ", ".join(p for p in PROFILES if p != "raw")
+            raise SuiteConfigError(
+                f"{spec.file}: normalization {self.normalization!r} is not a profile ({known})"
+            )
+        self.cases = sorted(
+            p.name
+            for p in spec.path.iterdir()
+            if p.is_dir() and not p.name.startswith((".", "_")) and p.name != OUTPUTS
+        )
+        if not self.cases:
+            raise SuiteConfigError(f"{spec.file}: the suite has no case folders beside it")
+        embedder = table.get("embedder") or systems_env.defaults.get("embedder")
+        self.embedder_setting: str | None = str(embedder) if embedder else None
+        self._embedder: Embedder | None = None
+        self.systems = self._check_systems(table.get("systems"))
+        self.parsers: dict[str, Parser] = {
+            name: systems_env.system(name) for name in self.systems if name in systems_env
+        }
+
+    def _check_systems(self, systems: object) -> list[str]:
+        file = self.spec.file
+        systems = system_list(systems, file)
+        for name in systems:
+            precomputed = any(self._output_path(case, name).is_file() for case in self.cases)
+            if name not in self.systems_env and not precomputed:
+                raise SuiteConfigError(
+                    f"{file}: unknown system {name!r}: not a registered parser "
+                    f"(known: {', '.join(self.systems_env.registry.names())}) and no case has "
+                    f"{OUTPUTS}/{name}.md"
+                )
+        extra = sorted(set(self.spec.system_settings) - set(systems))
+        if extra:
+            raise SuiteConfigError(
+                f"{file}: [systems.{extra[0]}] configures a system not in [suite] systems"
+            )
+        return list(systems)
+
+    @property
+    def scoring_id(self) -> str:
+        """The normalisation profile and the revision of this kind's scoring rules: numbers
+        under another profile, or from before a fix to the rules, do not compare."""
+        scoring = f"{self.normalization}@r{SCORING_REVISION}"
+        return f"{scoring}+{self.embedder_setting}" if self.embedder_setting else scoring
+
+    def embedder(self) -> Embedder | None:
+        """The chunk-score embedder, built on first use (loading a model takes seconds)."""
+        if self.embedder_setting and self._embedder is None:
+            from pytest_doceval.kinds.documents.chunks import make_embedder
+
+            self._embedder = make_embedder(
+                self.embedder_setting, env=self.systems_env, source=str(self.spec.file)
+            )
+        return self._embedder
+
+    def system_names(self) -> list[str]:
+        return list(self.systems)
+
+    def _output_path(self, case: str, system: str) -> Path:
+        return self.spec.path / case / OUTPUTS / f"{system}.md"
+
+    def case_refs(self) -> list[CaseRef]:
+        return [CaseRef(case, system) for case in self.cases for system in self.systems]
+
+    def describe(self) -> dict[str, object]:
+        return {"language": self.language, "normalization": self.normalization}
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.language in ("ko", "mixed"):
+            for name in OCR_WITHOUT_KOREAN:
+                if name in self.systems:
+                    notes.append(
+                        f"{name} does not read Korean (its models cover Latin scripts, Chinese and "
+                        "Japanese): its numbers on Korean text measure that gap, not OCR quality"
+                    )
+        return notes
+
+    def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
+        case_dir = self.spec.path / ref.case
+        truth = read_text_file(case_dir / TRUTH, "truth file")
+        notes: list[str] = []
+        views: dict[str, Any] = {}
+        if ref.system in self.parsers:
+            parsed = self._parse(ref.system, case_dir / DOCUMENT, ctx)
+            output, fingerprint, key = parsed.text, parsed.fingerprint, parsed.key
+            from pytest_doceval.systems.pdf import repair_note  # PyMuPDF: only when parsing
+
+            repair = repair_note(case_dir / DOCUMENT)
+            if repair and not output.strip():
+                raise CaseInputError(
+                    f"{case_dir / DOCUMENT}: damaged PDF: {repair}, and {ref.system} found no "
+                    "text in what it rebuilt; fix or replace the file (nothing was scored)"
+                )
+            if repair:
+                notes.append(f"damaged {DOCUMENT}: {repair}; scored on the repaired document")
+            if not output.strip():
+                notes.append(f"{ref.system} returned no text for {DOCUMENT}")
+            if parsed.stage1 is not None and parsed.stage1 != output:
+                # Seed 000 3.2.6: where did text get lost, in the parser or in the model?
+                ops = character_alignment(parsed.stage1, output).ops
+                views["stage_diff"] = {"ops": ops, "stage1": parsed.stage1_system}
+        else:
+            path = self._output_path(ref.case, ref.system)
+            output = read_text_file(path, "precomputed output")
+            if not output.strip():
+                notes.append(f"{OUTPUTS}/{ref.system}.md is empty")
+            fingerprint = {"system": ref.system, "kind": "precomputed"}
+            key = None
+        score = score_document(
+            truth, output, language=self.language, normalization=self.normalization
+        )
+        tables = score_tables(truth, output)
+        chunks = chunk_quality(
+            truth, output, embedder=self.embedder(), cache_dir=ctx.cache.directory
+        )
+        if chunks.metrics.get("chunk_score", 0.0) != chunks.metrics.get("chunk_score", 0.0):
+            del chunks.metrics["chunk_score"]  # NaN: no chunk with two sentences to compare
+            notes.append("chunk_score: no chunk of the output has two sentences to compare")
+        notes += chunks.notes
+        return CaseResult(
+            suite=self.name,
+            case=ref.case,
+            system=ref.system,
+            metrics={**score.metrics, **tables.metrics, **chunks.metrics},
+            counts={**score.counts, **tables.counts},
+            details={"structure_counts": score.structure_counts, **chunks.details},
+            views={
+                "text_diff": score.diff,
+                **tables.views,
+                **views,
+                **_output_change(output, key, ctx),
+            },
+            fingerprint=fingerprint,
+            cache_key=key,
+            notes=notes + tables.notes,
+            flags=chunks.flags,
+        )
+
+    def requests(self, refs: Sequence[CaseRef], ctx: RunContext) -> list[Any]:
+        """Stage 2's model requests of two-stage systems whose stage-1 output is cached
+        already (a stage 1 still to parse sends its requests when its test runs)."""
+        out: list[Any] = []
+        for ref in refs:
+            parser = self.parsers.get(ref.system)
+            pdf = self.spec.path / ref.case / DOCUMENT
+            if not isinstance(parser, RefiningParser) or not pdf.is_file():
+                continue
+            try:
+                first = self.systems_env.system(parser.stage1)
+                text = ctx.cache.get(cache_key(first.fingerprint(), file_digest(pdf)))
+                if text is not None:
+                    out.extend(parser.requests(text, case=ref.case))
+            except DocevalError:
+                continue  # its test reports the cause
+        return out
+
+    def _parse(self, system: str, pdf: Path, ctx: RunContext) -> Parsed:
+        """`system`'s output for `pdf`, through the output cache; a two-stage system's stage 1
+        is the same cached parse its parser gets when evaluated alone."""
+        if not pdf.is_file():
+            raise CaseInputError(f"{pdf}: missing document for system {system}")
+        parser = self.parsers.get(system) or self.systems_env.system(system)
+        if isinstance(parser, RefiningParser):
+            first = self._parse(parser.stage1, pdf, ctx)
+            fingerprint = parser.fingerprint()
+            cached = ctx.cache.get_or_compute(
+                fingerprint,
+                first.key,
+                lambda: run_system(
+                    system, pdf, lambda: parser.refine(first.text, case=pdf.parent.name)
+                ),
+            )
+            return Parsed(cached.text, fingerprint, cached.key, first.text, parser.stage1)
+        fingerprint = parser.fingerprint()
+        cached = ctx.cache.get_or_compute(
+            fingerprint,
+            file_digest(pdf),
+            lambda: run_system(system, pdf, lambda: parser.parse(pdf)),
+        )
+        return Parsed(cached.text, fingerprint, cached.key)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    text: str
+    fingerprint: dict[str, Any]
+    key: str
+    stage1: str | None = None  # a two-stage system's stage-1 text
+    stage1_system: str | None = None

@@ -1,0 +1,142 @@
+"""A document's tables against its truth's: pairing, ``table_teds`` and ``table_teds_s``.
+
+Both texts' tables are read (`table_trees.read_tables`). They are paired one to one by the
+optimal assignment on 1 - TEDS (`entries.assign`, the extraction kind's alignment: scipy's
+Hungarian solver), the shorter side padded with dummies at cost 1, so a missing or an invented
+table is a pair scoring 0. A pair that the assignment forms at TEDS 0 shares nothing: it counts
+as a missing plus an invented table, not as a match. ``table_teds`` is the mean TEDS over the
+pairs, ``table_teds_s`` the mean TEDS-S over the same pairs (unmatched ones 0 in both), that
+is, over max(truth tables, output tables) -- or more when zero-TEDS pairs split.
+
+A truth without tables gives no table metric at all (neither 1 nor 0: there is nothing to
+measure), and an output with tables there gets a note. Tables too large for an exact tree edit
+distance (`tree_edit.MAX_CELLS`) leave the case without table metrics, with a note. What the
+readers found odd (ragged rows, broken HTML) is a note naming the side. ``counts["tables"]``
+holds the truth's, the output's and the matched tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+
+from pytest_doceval.kinds.documents.table_trees import Table, read_tables
+from pytest_doceval.kinds.documents.teds import teds, teds_s
+from pytest_doceval.kinds.extraction.entries import assign
+from pytest_doceval.kinds.extraction.json_input import ExtractionInputError
+from pytest_doceval.metrics.spec import SHARE, MetricSpec
+
+TABLE_METRICS: Final[Mapping[str, MetricSpec]] = {
+    "table_teds": MetricSpec(
+        "higher",
+        bounds=SHARE,
+        description="mean TEDS (PubTabNet tree-edit similarity: structure and cell text) of "
+        "the truth's tables paired one to one with the output's; missing or invented tables 0",
+    ),
+    "table_teds_s": MetricSpec(
+        "higher",
+        bounds=SHARE,
+        description="mean TEDS-S (structure only: rows, cells, spans) over the same table pairs",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class TablePair:
+    truth: int | None  # index among the truth's tables; None for an invented table
+    output: int | None  # None for a missing table
+    teds: float
+    teds_s: float
+
+
+@dataclass(frozen=True)
+class TableScores:
+    metrics: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    views: dict[str, Any] = field(default_factory=dict)
+
+
+def pair_tables(truth: list[Table], output: list[Table]) -> list[TablePair]:
+    """The one-to-one pairs of least total 1 - TEDS (module docstring), in truth order, then
+    the invented tables."""
+    n = max(len(truth), len(output))
+    similarity = np.zeros((n, n))
+    for i, a in enumerate(truth):
+        for j, b in enumerate(output):
+            similarity[i, j] = teds(a, b)
+    cols = assign(1.0 - similarity)
+    pairs: list[TablePair] = []
+    for i, j in enumerate(cols.tolist()):
+        real_i, real_j = i < len(truth), j < len(output)
+        if real_i and real_j and similarity[i, j] > 0:
+            pairs.append(TablePair(i, j, float(similarity[i, j]), teds_s(truth[i], output[j])))
+            continue
+        if real_i:
+            pairs.append(TablePair(i, None, 0.0, 0.0))
+        if real_j:
+            pairs.append(TablePair(None, j, 0.0, 0.0))
+    pairs.sort(key=lambda p: (p.truth is None, p.truth or 0, p.output or 0))
+    return pairs
+
+
+def _shown(table: Table | None) -> list[list[str]]:
+    """A table's rows as text for the report; a merged cell shows its spans as ``⟨c×r⟩``."""
+    if table is None:
+        return []
+    return [
+        [
+            cell.text
+            + (
+                f" ⟨{cell.colspan}×{cell.rowspan}⟩"
+                if (cell.colspan, cell.rowspan) != (1, 1)
+                else ""
+            )
+            for cell in row
+        ]
+        for row in table.rows
+    ]
+
+
+def score_tables(truth: str, output: str) -> TableScores:
+    """Table metrics, counts, notes and the ``tables`` view of one output (module docstring)."""
+    truth_read, output_read = read_tables(truth), read_tables(output)
+    notes = [f"truth: {n}" for n in truth_read.notes] + [f"output: {n}" for n in output_read.notes]
+    truth_tables, output_tables = truth_read.tables, output_read.tables
+    if not truth_tables:
+        if output_tables:
+            notes.append(
+                f"the truth has no table but the output has {len(output_tables)}: "
+                "no table metric for this case"
+            )
+        return TableScores(notes=notes)
+    try:
+        pairs = pair_tables(truth_tables, output_tables)
+    except ExtractionInputError as exc:  # a table pair past tree_edit.MAX_CELLS
+        notes.append(f"table metrics not scored: {exc}")
+        return TableScores(notes=notes)
+    matched = sum(1 for p in pairs if p.truth is not None and p.output is not None)
+    metrics = {
+        "table_teds": sum(p.teds for p in pairs) / len(pairs),
+        "table_teds_s": sum(p.teds_s for p in pairs) / len(pairs),
+    }
+    counts = {
+        "tables": {"truth": len(truth_tables), "output": len(output_tables), "matched": matched}
+    }
+    view = {
+        "pairs": [
+            {
+                "truth": p.truth,
+                "output": p.output,
+                "teds": round(p.teds, 6),
+                "teds_s": round(p.teds_s, 6),
+                "truth_rows": _shown(None if p.truth is None else truth_tables[p.truth]),
+                "output_rows": _shown(None if p.output is None else output_tables[p.output]),
+            }
+            for p in pairs
+        ]
+    }
+    return TableScores(metrics, counts, notes, {"tables": view})

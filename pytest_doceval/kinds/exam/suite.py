@@ -1,0 +1,345 @@
+"""The ``exam`` kind (seed 001): multiple-choice questions asked of (model, track) systems.
+
+Layout::
+
+    cases/<suite>/suite.toml
+    cases/<suite>/questions.jsonl                # see pytest_doceval.kinds.exam.questions
+    cases/<suite>/images/*.png                   # as questions.jsonl names them
+    cases/<suite>/outputs/<model>-<track>.jsonl  # optional saved answers: {"id", "output"} rows
+
+``[suite]`` keys: ``kind = "exam"``; ``models`` and ``tracks`` (required lists; tracks among
+A, B1, B2, C); ``answer_parser`` (``seed-001``, the default, or ``robust-v1``); ``ocr`` (what
+reads the image for B1 and C: ``"rapidocr"``, the default, or a configured model's name);
+``ocr_max_tokens`` (a model OCR's answer budget, default 2048); ``human_pass_marks`` (nation ->
+fraction, reference lines in the report). ``[systems.<model>]`` sets ``temperature``,
+``max_tokens`` and ``top_p`` of that model's exam requests (seed 001 4.3's 0, 10 and 1.0
+otherwise, whatever the model's own pyproject table says) and ``tracks``, the subset it runs (a
+text-only model: B1, B2); ``[systems.random] seed`` seeds the built-in ``random`` model.
+
+A system is ``<model>-<track>`` with one test per question the track runs on (B2: questions
+with ``oracle_text``). Its answer comes from, in this order: the built-in ``random`` model;
+``outputs/<model>-<track>.jsonl`` (saved answers, no server); the model configured as
+``[tool.doceval.models.<model>]``. A listed model with none of these skips its tests
+(`SystemUnavailable`) saying how to configure it. A model that fails after its retries is an
+error of that test (`ModelError`), never a wrong answer. The OCR step is
+`pytest_doceval.kinds.exam.ocr`; bad rows of ``questions.jsonl`` break only their question
+(`pytest_doceval.kinds.exam.inputs`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pytest_doceval.cache import cache_key
+from pytest_doceval.config import SuiteSpec
+from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError, SystemUnavailable
+from pytest_doceval.html.analysis import AnalysisRenderer
+from pytest_doceval.kinds.base import Analysis, CaseRef, RunContext, Suite
+from pytest_doceval.kinds.exam.html import EXAM_RENDERERS
+from pytest_doceval.kinds.exam.inputs import (
+    RAPIDOCR,
+    load_question_set,
+    read_config,
+    read_outputs,
+)
+from pytest_doceval.kinds.exam.ocr import OcrStep, report_ocr
+from pytest_doceval.kinds.exam.paper import accuracy_table, delta_table
+from pytest_doceval.kinds.exam.prompts import (
+    GENERATION,
+    Track,
+    get_track,
+    prompt_report,
+    scoring_id,
+)
+from pytest_doceval.kinds.exam.questions import QUESTIONS, Question
+from pytest_doceval.kinds.exam.scoring import (
+    EXAM_METRICS,
+    RANDOM_MODEL,
+    random_output,
+    score_output,
+    system_name,
+)
+from pytest_doceval.metrics.spec import MetricSpec
+from pytest_doceval.metrics.text import character_alignment
+from pytest_doceval.report.paper import TableBuilder
+from pytest_doceval.results import CaseResult
+from pytest_doceval.systems import SystemEnv
+
+if TYPE_CHECKING:
+    from pytest_doceval.models.requests import ChatRequest
+    from pytest_doceval.models.runtime import ModelHandle
+
+OUTPUTS = "outputs"
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+
+
+class _LazyAnalyses(Sequence[Analysis]):
+    """`EXAM_ANALYSES`, imported on first use: they need scipy, which only the process that
+    writes the report (never an xdist worker) should pay for (about 2 s)."""
+
+    def _all(self) -> Sequence[Analysis]:
+        from pytest_doceval.kinds.exam.analyses import EXAM_ANALYSES
+
+        return EXAM_ANALYSES
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._all()[index]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __iter__(self) -> Iterator[Analysis]:
+        return iter(self._all())
+
+
+class ExamSuite(Suite):
+    kind = "exam"
+    paper_tables: ClassVar[tuple[TableBuilder, ...]] = (accuracy_table, delta_table)
+    html_analyses: ClassVar[Mapping[str, AnalysisRenderer]] = EXAM_RENDERERS
+    metrics: ClassVar[Mapping[str, MetricSpec]] = {
+        **EXAM_METRICS,
+        "ocr_cer": MetricSpec(
+            "lower",
+            headline=False,
+            counts="ocr_cer",
+            description="CER of the OCR text (B1, C) against the oracle text, NFKC, spaces "
+            "collapsed",
+        ),
+    }
+    analyses: ClassVar[Sequence[Analysis]] = _LazyAnalyses()
+
+    def __init__(self, spec: SuiteSpec, systems_env: SystemEnv) -> None:
+        super().__init__(spec, systems_env)
+        self.config = read_config(spec)
+        self.models, self.tracks = self.config.models, self.config.tracks
+        loaded = load_question_set(spec.path)
+        self.questions, self.broken = loaded.questions, loaded.broken
+        self.by_id = loaded.by_id
+        self.ocr = OcrStep(self.config.ocr, systems_env, max_tokens=self.config.ocr_max_tokens)
+        self._outputs: dict[Path, dict[str, str] | CaseInputError] = {}
+
+    @property
+    def scoring_id(self) -> str:
+        """The answer parser plus the tracks' prompt hashes and seed 001's generation settings:
+        the protocol. The OCR and a model's own settings are part of the system under test
+        (its fingerprint), so changing them shows as a baseline delta, not a new protocol."""
+        return scoring_id(self.config.parser, self.tracks, GENERATION)
+
+    def case_refs(self) -> list[CaseRef]:
+        cases = [
+            (q.line, q.id, {"nation": q.nation, "task": q.task}, q.has_oracle)
+            for q in self.questions
+            if q.id not in self.broken
+        ]
+        cases += [(b.line, name, b.labels, b.oracle) for name, b in self.broken.items()]
+        refs = []
+        for _, case, labels, has_oracle in sorted(cases, key=lambda c: (c[0], c[1])):
+            for model, track in self._pairs():
+                if get_track(track).runs_on(has_oracle):
+                    all_labels = {"model": model, "track": track, **labels}
+                    refs.append(CaseRef(case, system_name(model, track), all_labels))
+        return refs
+
+    def _pairs(self) -> list[tuple[str, str]]:
+        return self.config.pairs()
+
+    def system_names(self) -> list[str]:
+        present = {ref.system for ref in self.case_refs()}
+        return [system_name(m, t) for m, t in self._pairs() if system_name(m, t) in present]
+
+    def source(self, model: str, track: str) -> str:
+        """``random``, ``precomputed`` (saved answers exist) or ``served``."""
+        if model == RANDOM_MODEL:
+            return "random"
+        return "precomputed" if self._outputs_path(model, track).is_file() else "served"
+
+    def _outputs_path(self, model: str, track: str) -> Path:
+        return self.spec.path / OUTPUTS / f"{system_name(model, track)}.jsonl"
+
+    def _reads_images(self) -> bool:
+        """Whether any served system's track needs the OCR."""
+        return any(
+            get_track(t).text == "ocr" and self.source(m, t) == "served" for m, t in self._pairs()
+        )
+
+    def describe(self) -> dict[str, object]:
+        prompts: dict[str, Any] = prompt_report(self.tracks)
+        uses_ocr = any(get_track(t).text == "ocr" for t in self.tracks)
+        if uses_ocr and self.ocr.prompt():
+            prompts["ocr"] = self.ocr.prompt()
+        return {
+            "models": list(self.models),
+            "tracks": list(self.tracks),
+            "model_tracks": dict(self.config.model_tracks),
+            "answer_parser": self.config.parser,
+            "ocr": self.config.ocr if uses_ocr else None,
+            "prompts": prompts,
+            "generation": {"default": dict(GENERATION), "models": self.config.settings},
+            "sources": {system_name(m, t): self.source(m, t) for m, t in self._pairs()},
+            "human_pass_marks": dict(self.config.pass_marks),
+        }
+
+    def notes(self) -> list[str]:
+        notes = []
+        listed = {system_name(m, t) for m, t in self._pairs()}
+        folder = self.spec.path / OUTPUTS
+        for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+            if path.stem not in listed:
+                notes.append(f"{OUTPUTS}/{path.name} is not a listed <model>-<track>: not run")
+        for model, track in self._pairs():
+            if self.source(model, track) == "precomputed":
+                try:
+                    unknown = sorted(set(read_outputs(self._outputs_path(model, track))))
+                except CaseInputError:
+                    continue  # its tests report it
+                unknown = [q for q in unknown if q not in self.by_id and q not in self.broken]
+                if unknown:
+                    notes.append(
+                        f"{OUTPUTS}/{system_name(model, track)}.jsonl answers "
+                        f"{len(unknown)} question(s) not in {QUESTIONS}: {', '.join(unknown[:5])}"
+                    )
+        korean = any(
+            q.extra.get("language") in ("ko", "mixed") or _HANGUL.search(q.oracle_text or "")
+            for q in self.questions
+        )
+        if self.config.ocr == RAPIDOCR and korean and self._reads_images():
+            notes.append(
+                "rapidocr does not read Korean: B1 and C on Korean questions measure that gap"
+            )
+        return notes
+
+    # -- evaluation ---------------------------------------------------------------------------
+
+    def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
+        model, track = ref.labels["model"], get_track(ref.labels["track"])
+        if ref.case in self.broken:
+            raise CaseInputError("\n".join(self.broken[ref.case].messages))
+        question = self.by_id[ref.case]
+        # Every system reads the image: a question whose image is broken errors everywhere,
+        # so no system is scored on a question another could not be asked.
+        image = question.read_image(self.spec.path)
+        result = CaseResult(self.name, ref.case, ref.system, {}, labels=dict(ref.labels))
+        source = self.source(model, track.name)
+        if source == "random":
+            seed = int(self.config.settings.get(model, {}).get("seed", 0))
+            output = random_output(question, seed)
+            result.fingerprint = {"model": RANDOM_MODEL, "seed": seed}
+        elif source == "precomputed":
+            output = self._saved(model, track.name, question.id)
+            result.fingerprint = {"model": model, "precomputed": f"{OUTPUTS}/{ref.system}.jsonl"}
+            digest = hashlib.sha256(f"{question.id}\n{output}".encode()).hexdigest()
+            result.cache_key = _remember(result.fingerprint, digest, output, ctx)
+        else:
+            output = self._ask(self._model(model, ref.system), question, track, image, ctx, result)
+            result.details["prompt"] = track.prompt.tag
+        score = score_output(question, output, self.config.parser)
+        result.metrics.update(score.metrics())
+        result.details = {**score.details(), "source": source, **result.details}
+        result.views = {**score.views(), **result.views, **_output_change(output, result, ctx)}
+        return result
+
+    def _ask(
+        self,
+        handle: ModelHandle,
+        question: Question,
+        track: Track,
+        image: bytes,
+        ctx: RunContext,
+        result: CaseResult,
+    ) -> str:
+        text = question.oracle_text if track.text == "oracle" else None
+        fingerprint: dict[str, Any] = {"model": handle.fingerprint(), "track": track.name}
+        if track.text == "ocr":
+            ocr = self.ocr.read(question, image, ctx)
+            text = ocr.text
+            fingerprint["ocr"] = ocr.fingerprint
+            report_ocr(question, ocr, result)
+        request = self._answer_request(handle, question, track, image, text)
+        output = handle.complete(request)
+        fingerprint |= {"prompt": track.prompt.tag, "generation": request.generation}
+        result.fingerprint = fingerprint
+        result.cache_key = _remember(fingerprint, request.cache_key(), output, ctx)
+        return output
+
+    def _saved(self, model: str, track: str, question: str) -> str:
+        path = self._outputs_path(model, track)
+        if path not in self._outputs:
+            try:
+                self._outputs[path] = read_outputs(path)
+            except CaseInputError as exc:
+                self._outputs[path] = exc
+        found = self._outputs[path]
+        if isinstance(found, CaseInputError):
+            raise found
+        if question not in found:
+            raise CaseInputError(f"{path}: no output for question {question!r}")
+        return found[question]
+
+    def _model(self, model: str, system: str) -> ModelHandle:
+        try:
+            return self.systems_env.model(model)
+        except SuiteConfigError:
+            raise SystemUnavailable(
+                f"{system} needs model {model!r}: add [tool.doceval.models.{model}] with base_url "
+                f"and model to pyproject.toml, or save its answers as {OUTPUTS}/{system}.jsonl "
+                f'beside {self.spec.file.name} (rows {{"id": ..., "output": ...}})'
+            ) from None
+
+    def _answer_request(
+        self, handle: ModelHandle, question: Question, track: Track, image: bytes, text: str | None
+    ) -> ChatRequest:
+        """The one place an exam question's request is built (its test and the prefetch)."""
+        messages = track.prompt.messages(image=image if track.image else None, text=text)
+        generation = {**GENERATION, **self.config.settings.get(handle.name, {})}
+        return handle.request(
+            messages, case=question.id, prompt_version=track.prompt.tag, **generation
+        )
+
+    def requests(self, refs: Sequence[CaseRef], ctx: RunContext) -> list[ChatRequest]:
+        """Every served A and B2 request; B1 and C ones whose OCR text is already read, and a
+        model OCR's own request where it is not (the answer follows when its test runs)."""
+        out: list[ChatRequest] = []
+        for ref in refs:
+            model, track = ref.labels.get("model", ""), get_track(ref.labels.get("track", "A"))
+            question = self.by_id.get(ref.case)
+            if question is None or ref.case in self.broken:
+                continue
+            if self.source(model, track.name) != "served":
+                continue
+            try:
+                handle = self.systems_env.model(model)
+                image = question.read_image(self.spec.path)
+                text = question.oracle_text if track.text == "oracle" else None
+                if track.text == "ocr":
+                    plan = self.ocr.plan(question, image)
+                    text = self.ocr.cached(plan, ctx)
+                    if text is None:
+                        out.extend([plan.request] if plan.request is not None else [])
+                        continue
+                out.append(self._answer_request(handle, question, track, image, text))
+            except DocevalError:
+                continue  # its test reports the cause
+        return out
+
+
+def _remember(fingerprint: Mapping[str, Any], digest: str, output: str, ctx: RunContext) -> str:
+    """Keep an answer in the output cache, so that a later run can show what changed."""
+    key = cache_key(fingerprint, digest)
+    ctx.cache.put(key, output, fingerprint)
+    return key
+
+
+def _output_change(output: str, result: CaseResult, ctx: RunContext) -> dict[str, Any]:
+    """``output_diff``: the baseline's answer -> this one, when it is cached and differs."""
+    previous_key = ctx.previous_cache_key
+    if result.cache_key is None or previous_key is None or previous_key == result.cache_key:
+        return {}
+    previous = ctx.cache.get(previous_key)
+    if previous is None or previous == output:
+        return {}
+    ops = character_alignment(previous, output).ops
+    return {"output_diff": {"ops": ops, "previous_cache_key": previous_key}}

@@ -1,0 +1,116 @@
+"""HTML for the facts kind: its ``fact_check`` view and its ``pass_rate`` analysis.
+
+Registered in `views.VIEWS` and `analyses.ANALYSES` under those names; without the
+registration both still show, through the generic renderers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_doceval.html.codec import Chunk
+from pytest_doceval.html.fmt import NA, esc, fmt, fmt_int, mapping, mappings, num
+from pytest_doceval.html.model import SuiteView
+
+Block = dict[str, Any]
+
+
+def _verdict(passed: Any) -> str:
+    return "passed" if passed is True else "failed" if passed is False else "skipped"
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def fact_check(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
+    """The fact as its file states it, then the verdict and its explanation; with several
+    repeats, one line per repeat. A table block each (the page's script escapes the cells)."""
+    out: list[Block] = []
+    for view in views:
+        data = mapping(view)
+        rows: list[list[Any]] = [[k, _value(v)] for k, v in mapping(data.get("fact")).items()]
+        score = num(data.get("score"))
+        rows.append(["verdict", f"{_verdict(data.get('passed'))} (score {fmt(score, 3)})"])
+        rows.append(["explanation", str(data.get("explanation") or "")])
+        for number, repeat in enumerate(mappings(data.get("repeats")), start=1):
+            verdict = _verdict(repeat.get("passed"))
+            rows.append([f"repeat {number}", f"{verdict}: {repeat.get('explanation') or ''}"])
+        block: Block = {"t": "table", "title": "Fact check", "head": ["", ""], "rows": rows}
+        chunk.size += len(json.dumps(block, ensure_ascii=False))
+        out.append(block)
+    return out
+
+
+def _percent(value: Any) -> str:
+    x = num(value)
+    return NA if x is None else f"{100 * x:.1f}%"
+
+
+def _groups_table(title: str, what: str, per_system: Mapping[str, Mapping[str, Any]]) -> str:
+    """Rows = files or types, columns = systems: mean pass fraction and passed/total."""
+    systems = list(per_system)
+    names = sorted({n for groups in per_system.values() for n in mapping(groups)})
+    if not names:
+        return ""
+    head = "".join(f"<th>{esc(s)}</th>" for s in systems)
+    body = []
+    for group_name in names:
+        cells = []
+        for system in systems:
+            group = mapping(mapping(per_system[system]).get(group_name))
+            if not group:
+                cells.append(f'<td class="num">{NA}</td>')
+                continue
+            counts = f"{fmt_int(group.get('passed'))}/{fmt_int(group.get('total'))}"
+            skipped = num(group.get("skipped")) or 0
+            extra = f", {fmt_int(skipped)} skipped" if skipped else ""
+            cells.append(
+                f'<td class="num">{_percent(group.get("mean"))} <span class="key">'
+                f"({counts}{extra})</span></td>"
+            )
+        body.append(f"<tr><td>{esc(group_name)}</td>{''.join(cells)}</tr>")
+    return (
+        f"<h4>{esc(title)}</h4>"
+        f'<table class="generic"><thead><tr><th>{esc(what)}</th>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def pass_rate(key: str, value: Any, view: SuiteView) -> str:
+    """pass_rate per system with its interval, then the breakdowns by fact type and file."""
+    systems = {str(k): mapping(v) for k, v in mapping(value).items()}
+    if not systems:
+        return ""
+    rows = []
+    for system, entry in systems.items():
+        interval = f"[{_percent(entry.get('ci_low'))}, {_percent(entry.get('ci_high'))}]"
+        rows.append(
+            f'<tr><td>{esc(system)}</td><td class="num">{_percent(entry.get("pass_rate"))}</td>'
+            f'<td class="num">{interval}</td>'
+            f'<td class="num">{_percent(entry.get("baseline_pass_rate"))}</td>'
+            f'<td class="num">{fmt_int(entry.get("n_files"))}</td>'
+            f'<td class="num">{fmt_int(entry.get("n_facts"))}</td></tr>'
+        )
+    method = next((str(e["method"]) for e in systems.values() if e.get("method")), "")
+    return (
+        "<h3>Pass rate (olmOCR-bench: the mean over fact files of each file's pass rate)</h3>"
+        + (f'<p class="legend">interval: {esc(method)}</p>' if method else "")
+        + '<table class="generic"><thead><tr><th>system</th><th>pass rate</th><th>CI</th>'
+        "<th>baseline</th><th>files</th><th>facts</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+        + _groups_table(
+            "By fact type (mean fraction of repeats passed)",
+            "type",
+            {s: mapping(e.get("by_type")) for s, e in systems.items()},
+        )
+        + _groups_table(
+            "By fact file (the terms of the pass rate)",
+            "file",
+            {s: mapping(e.get("by_file")) for s, e in systems.items()},
+        )
+    )

@@ -1,0 +1,190 @@
+"""pass_rate, olmOCR-bench's headline score, its bootstrap interval, and per-type/per-file rates.
+
+Definition (``olmocr/bench/benchmark.py``, "average of per-JSONL scores"): each fact file's
+score is the fraction of its facts that passed (a fact passed when more than half of its repeats
+did, `check_repeats`), and pass_rate is the unweighted mean of the files' scores -- a file of 20
+facts weighs as much as one of 2,000. Files with no fact are left out, as there.
+
+Skipped facts (math without a renderer) are left out of their file's fraction, numerator and
+denominator; a file whose facts were all skipped is left out of the mean. olmOCR never skips.
+
+Interval: olmOCR-bench's ``calculate_bootstrap_ci(..., splits=file sizes)`` -- each resample
+draws, within every file independently, as many facts as the file has, with replacement, and
+averages the files' means; the interval is the percentile interval of those averages (default
+1,000 resamples, 95 %). Files are strata, never resampled themselves: the score is defined as a
+mean over these files. Randomness comes from ``numpy.random.default_rng(seed)`` alone.
+
+Per type, olmOCR reports the mean of each fact's fraction of repeats passed (``test_avg``), not
+of the pass/fail verdicts; `breakdown_by_type` does the same. `breakdown_by_file` gives each
+file's pass fraction (the terms of pass_rate).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pytest_doceval.kinds.facts.model import Fact
+from pytest_doceval.kinds.facts.result import FactResult
+
+__all__ = [
+    "Group",
+    "PassRate",
+    "breakdown_by_file",
+    "breakdown_by_type",
+    "file_scores",
+    "pass_rate",
+    "pass_rate_ci",
+]
+
+Verdict = FactResult | bool | None
+
+# Bound on one resampling index matrix (rows = resamples, columns = facts of a file): 2**21
+# int64 indices is 16 MiB. Chunks are drawn in order from one generator, so the result does not
+# depend on this value.
+_MAX_CHUNK_ENTRIES = 2**21
+
+
+def _passed(verdict: Verdict) -> bool | None:
+    return verdict.passed if isinstance(verdict, FactResult) else verdict
+
+
+def file_scores(results_by_file: Mapping[str, Sequence[Verdict]]) -> dict[str, list[float]]:
+    """Per file, 1.0 or 0.0 for each fact that was decided (skipped facts dropped); files with
+    no decided fact are left out."""
+    out: dict[str, list[float]] = {}
+    for name, verdicts in results_by_file.items():
+        decided = [float(v) for v in map(_passed, verdicts) if v is not None]
+        if decided:
+            out[name] = decided
+    return out
+
+
+def pass_rate(results_by_file: Mapping[str, Sequence[Verdict]]) -> float:
+    """Mean over fact files of each file's pass fraction; nan when no fact was decided."""
+    scores = file_scores(results_by_file)
+    if not scores:
+        return math.nan
+    return float(np.mean([np.mean(values) for values in scores.values()]))
+
+
+@dataclass(frozen=True)
+class PassRate:
+    """pass_rate with its bootstrap percentile interval."""
+
+    mean: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    n_resamples: int
+    seed: int
+    n_files: int
+    n_facts: int
+    method: str = "bootstrap within fact files, percentile"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _resampled_means(
+    values: NDArray[np.float64], n_resamples: int, rng: np.random.Generator
+) -> NDArray[np.float64]:
+    n = len(values)
+    rows = max(1, _MAX_CHUNK_ENTRIES // n)
+    means = np.empty(n_resamples)
+    for start in range(0, n_resamples, rows):
+        stop = min(n_resamples, start + rows)
+        index = rng.integers(0, n, size=(stop - start, n))
+        means[start:stop] = values[index].mean(axis=1)
+    return means
+
+
+def pass_rate_ci(
+    results_by_file: Mapping[str, Sequence[Verdict]],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> PassRate:
+    """pass_rate and its interval, resampling facts within each file (module docstring)."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+    scores = file_scores(results_by_file)
+    n_facts = sum(len(v) for v in scores.values())
+    if not scores:
+        nan = math.nan
+        return PassRate(nan, nan, nan, confidence, n_resamples, seed, 0, 0)
+    rng = np.random.default_rng(seed)
+    per_file = [
+        _resampled_means(np.asarray(values, dtype=np.float64), n_resamples, rng)
+        for values in scores.values()
+    ]
+    totals = np.mean(per_file, axis=0)
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.percentile(totals, [100.0 * alpha, 100.0 * (1.0 - alpha)])
+    return PassRate(
+        mean=pass_rate(results_by_file),
+        ci_low=float(low),
+        ci_high=float(high),
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+        n_files=len(scores),
+        n_facts=n_facts,
+    )
+
+
+@dataclass(frozen=True)
+class Group:
+    """Facts of one type or one file: `mean` of their pass fractions (nan if none decided)."""
+
+    mean: float
+    passed: int
+    failed: int
+    skipped: int
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.skipped
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "total": self.total}
+
+
+def _group(fractions: Iterable[float | None], verdicts: Iterable[bool | None]) -> Group:
+    decided = [f for f in fractions if f is not None]
+    verdict_list = list(verdicts)
+    return Group(
+        mean=float(np.mean(decided)) if decided else math.nan,
+        passed=sum(1 for v in verdict_list if v is True),
+        failed=sum(1 for v in verdict_list if v is False),
+        skipped=sum(1 for v in verdict_list if v is None),
+    )
+
+
+def breakdown_by_type(results: Iterable[tuple[Fact, FactResult]]) -> dict[str, Group]:
+    """Per fact type, the mean fraction of repeats passed (olmOCR's per-type figure)."""
+    by_type: dict[str, list[FactResult]] = {}
+    for fact, result in results:
+        by_type.setdefault(fact.type, []).append(result)
+    return {
+        kind: _group((r.pass_fraction for r in rs), (r.passed for r in rs))
+        for kind, rs in sorted(by_type.items())
+    }
+
+
+def breakdown_by_file(results_by_file: Mapping[str, Sequence[Verdict]]) -> dict[str, Group]:
+    """Per fact file, the fraction of its decided facts that passed (pass_rate's terms)."""
+    out = {}
+    for name, verdicts in results_by_file.items():
+        passed = [_passed(v) for v in verdicts]
+        fractions = [None if p is None else float(p) for p in passed]
+        out[name] = _group(fractions, passed)
+    return out

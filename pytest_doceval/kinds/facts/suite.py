@@ -1,0 +1,260 @@
+"""The ``facts`` kind: olmOCR-bench fact files checked against each system's page outputs.
+
+Layout (an olmOCR-bench folder with a ``suite.toml`` added)::
+
+    cases/<suite>/suite.toml
+    cases/<suite>/*.jsonl                         fact files, one fact per line
+    cases/<suite>/pdfs/<path>.pdf                 a fact's ``pdf`` is a path inside pdfs/
+    cases/<suite>/<system>/<dir>/<stem>_pg<page>_repeat<N>.md   a precomputed system
+
+``[suite]`` keys: ``kind = "facts"``, ``systems`` (required: registered parsers, which parse
+each fact's page themselves, or folders of precomputed outputs), ``language`` (``en``, the
+default, is a Latin-script suite: a baseline fact fails on CJK or emoji; ``ko`` and ``mixed``
+allow any script).
+
+One test per (fact, system): the case is the fact's id (unique across the suite's files, as
+olmOCR-bench requires), labelled with its ``type`` and ``file``; a line that cannot be read is a
+case too (its id, or ``<file>:<line>`` when it has none), which errors naming the cause.
+olmOCR-bench's implicit baseline facts (one per PDF without one, in the pseudo file
+``baseline``) are cases like the others. Metric ``pass`` is 1 when the fact passes -- in more
+than half of the repeats when a precomputed system has several (olmOCR-bench's rule; the fraction
+is ``details["pass_fraction"]``); pass_rate and its breakdowns are `PassRateAnalysis`.
+
+A fact that does not pass fails its test with the check's explanation, unless the baseline
+records it failing too: a known failure passes, with a note (not xfail: an xfailed row would be
+"skipped" and drop out of pass_rate). A failing fact with no baseline entry therefore fails until
+``--doceval-update`` accepts it. ``[gates]`` apply as for any kind (``pass = "+0"`` would also
+fail passing facts that have no baseline yet), and ``[gates.suite] pass = "significant:-2pp"``
+fails the run on a significant paired drop in the facts passed.
+
+A math fact whose equations differ from it only as text is skipped (olmOCR-bench compares KaTeX
+renderings; no renderer ships here), and a skipped fact is left out of pass_rate.
+
+A page is read or parsed once per system however many facts it has (`facts_pages`: a parser
+gets the page cut into a one-page PDF, and its output is cached by (PDF digest, page)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
+from typing import Any, ClassVar
+
+from pytest_doceval.config import SuiteSpec
+from pytest_doceval.errors import DocevalError, SuiteConfigError, SystemUnavailable
+from pytest_doceval.html.analysis import AnalysisRenderer
+from pytest_doceval.html.views import ViewRenderer
+from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, system_list
+from pytest_doceval.kinds.facts import (
+    Fact,
+    FactError,
+    FactResult,
+    MathFact,
+    check,
+    check_repeats,
+    html,
+)
+from pytest_doceval.kinds.facts.analyses import PassRateAnalysis
+from pytest_doceval.kinds.facts.entries import Entry, load_entries
+from pytest_doceval.kinds.facts.layout import PDF_DIR
+from pytest_doceval.kinds.facts.pages import PageOutputs, where
+from pytest_doceval.kinds.facts.paper import pass_rates
+from pytest_doceval.metrics.spec import MetricSpec
+from pytest_doceval.report.paper import TableBuilder
+from pytest_doceval.results import CaseResult
+from pytest_doceval.systems import Parser, SystemEnv
+from pytest_doceval.text.tokenise import LANGUAGES
+
+# Bump when a check, the repeat rule or the page cutting changes what a verdict is: baselines
+# made before then stop comparing instead of drifting.
+SCORING_REVISION = 1
+
+
+class FactsSuite(Suite):
+    kind = "facts"
+    paper_tables: ClassVar[tuple[TableBuilder, ...]] = (pass_rates,)
+    html_views: ClassVar[Mapping[str, ViewRenderer]] = {"fact_check": html.fact_check}
+    html_analyses: ClassVar[Mapping[str, AnalysisRenderer]] = {"pass_rate": html.pass_rate}
+    KEYS = frozenset({"kind", "systems", "language"})
+    metrics: ClassVar[Mapping[str, MetricSpec]] = {
+        "pass": MetricSpec(
+            "higher",
+            binary=True,
+            description="1 when the fact holds in the output (in more than half of the repeats)",
+            bounds=(0.0, 1.0),
+        ),
+    }
+    analyses = (PassRateAnalysis(),)
+
+    def __init__(self, spec: SuiteSpec, systems_env: SystemEnv) -> None:
+        super().__init__(spec, systems_env)
+        spec.check_keys(set(self.KEYS))
+        self.language = spec.table.get("language", "en")
+        if self.language not in LANGUAGES:
+            raise SuiteConfigError(
+                f"{spec.file}: language {self.language!r} is not one of {', '.join(LANGUAGES)}"
+            )
+        # olmOCR-bench always refuses CJK and emoji in a baseline fact; here only in Latin suites.
+        self.latin_only = self.language == "en"
+        loaded = load_entries(spec.path)
+        if not loaded.entries:
+            raise SuiteConfigError(f"{spec.file}: the suite has no facts (no *.jsonl beside it)")
+        self.entries: dict[str, Entry] = loaded.entries
+        self._notes = loaded.notes
+        self.systems = self._check_systems(spec.table.get("systems"))
+        self.parsers: dict[str, Parser] = {
+            name: systems_env.system(name) for name in self.systems if name in systems_env
+        }
+        self._refs = [
+            CaseRef(case, system, entry.labels)
+            for case, entry in self.entries.items()
+            for system in self.systems
+        ]
+        self.pages = PageOutputs(spec.path, systems_env, self.parsers)
+
+    def _check_systems(self, systems: object) -> list[str]:
+        file = self.spec.file
+        systems = system_list(systems, file)
+        for name in systems:
+            if name == PDF_DIR or any(ch in name for ch in "[]/\\ "):
+                raise SuiteConfigError(f"{file}: {name!r} cannot be a system name")
+            folder = self.spec.path / name
+            if name in self.systems_env:
+                if folder.is_dir():
+                    self._notes.append(
+                        f"{name} is a registered parser: it parses the pages itself, and the "
+                        f"folder {name}/ beside the suite is not read"
+                    )
+            elif not folder.is_dir():
+                raise SuiteConfigError(
+                    f"{file}: unknown system {name!r}: not a registered parser (known: "
+                    f"{', '.join(self.systems_env.registry.names())}) and no folder {name}/ of "
+                    "precomputed outputs beside the suite"
+                )
+        extra = sorted(set(self.spec.system_settings) - set(systems))
+        if extra:
+            raise SuiteConfigError(
+                f"{file}: [systems.{extra[0]}] configures a system not in [suite] systems"
+            )
+        return list(systems)
+
+    @property
+    def scoring_id(self) -> str:
+        """The checks' revision and the script rule of baseline facts (the language)."""
+        return f"olmocr-facts@r{SCORING_REVISION}:{self.language}"
+
+    def case_refs(self) -> list[CaseRef]:
+        return list(self._refs)
+
+    def system_names(self) -> list[str]:
+        return list(self.systems)
+
+    def describe(self) -> dict[str, object]:
+        return {"language": self.language, "latin_only": self.latin_only}
+
+    def notes(self) -> list[str]:
+        notes = list(self._notes)
+        if any(isinstance(e.fact, MathFact) for e in self.entries.values()):
+            notes.append(
+                "math facts compare LaTeX as text: an equation written differently (x^2, x^{2}) "
+                "is skipped, not failed, since olmOCR-bench's rendering comparison (KaTeX in a "
+                "browser) does not ship here"
+            )
+        return notes
+
+    # -- one test ------------------------------------------------------------------------------
+
+    def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
+        entry = self.entries[ref.case]
+        fact = entry.fact
+        if isinstance(fact, FactError):
+            raise fact.with_traceback(None)  # one instance per line: each raise starts afresh
+        page = self.pages.get(ref.system, fact, ctx)
+        result = (
+            check(fact, page.outputs[0], latin_only=self.latin_only)
+            if len(page.outputs) == 1
+            else check_repeats(fact, page.outputs, latin_only=self.latin_only)
+        )
+        location = where(fact)
+        if result.passed is None:
+            raise SystemUnavailable(f"fact {fact.id!r} skipped ({location}): {result.explanation}")
+        notes = list(page.notes)
+        failures = []
+        if not result.passed:
+            before = (ctx.baseline or {}).get("pass")
+            if before is not None and before < 1.0:
+                notes.append(f"known failure (it failed in the baseline too): {result.explanation}")
+            else:
+                why = (
+                    "it passed in the baseline"
+                    if before is not None
+                    else "no baseline records it; pytest --doceval --doceval-update accepts it "
+                    "as a known failure"
+                )
+                failures.append(
+                    f"{fact.type} fact {fact.id!r} fails for {ref.system}: "
+                    f"{result.explanation} ({location})\n({why})"
+                )
+        return CaseResult(
+            suite=self.name,
+            case=ref.case,
+            system=ref.system,
+            metrics={"pass": 1.0 if result.passed else 0.0},
+            labels=dict(entry.labels),
+            details={
+                "pdf": fact.pdf,
+                "page": fact.page,
+                "line": fact.line,
+                "score": result.score,
+                "pass_fraction": result.pass_fraction,
+                "repeats": len(page.outputs),
+            },
+            views={"fact_check": _view(fact, result)},
+            fingerprint=page.fingerprint,
+            cache_key=page.key,
+            notes=notes,
+            failures=failures,
+        )
+
+    def requests(self, refs: Sequence[CaseRef], ctx: RunContext) -> list[Any]:
+        """Stage 2's model requests of two-stage systems whose stage-1 page output is cached
+        already, once per page (a stage 1 still to parse sends them when its test runs)."""
+        out: list[Any] = []
+        seen: set[tuple[str, str, int]] = set()
+        for ref in refs:
+            fact = self.entries[ref.case].fact
+            if isinstance(fact, FactError) or (ref.system, fact.pdf, fact.page) in seen:
+                continue
+            seen.add((ref.system, fact.pdf, fact.page))
+            try:
+                out.extend(self.pages.requests(ref.system, fact, ctx))
+            except DocevalError:
+                continue  # its tests report the cause
+        return out
+
+
+def _fact_fields(fact: Fact) -> dict[str, Any]:
+    """The fact as its file gives it: fields that differ from their defaults."""
+    out: dict[str, Any] = {}
+    for f in fields(fact):
+        value = getattr(fact, f.name)
+        if f.name in ("file", "line") or (f.name != "type" and value == f.default):
+            continue
+        out[f.name] = value
+    return out
+
+
+def _view(fact: Fact, result: FactResult) -> dict[str, Any]:
+    """``fact_check``: the fact, the verdict and its explanation (each repeat's, if several)."""
+    view: dict[str, Any] = {
+        "fact": _fact_fields(fact),
+        "passed": result.passed,
+        "score": result.score,
+        "explanation": result.explanation,
+    }
+    if len(result.repeats) > 1:
+        view["repeats"] = [
+            {"passed": r.passed, "score": r.score, "explanation": r.explanation}
+            for r in result.repeats
+        ]
+    return view

@@ -1,0 +1,159 @@
+"""Tables of a page output (markdown and HTML) and the ``table`` fact check.
+
+The markdown parser follows olmOCR-bench's ``parse_markdown_tables`` (``olmocr/bench/tests.py``);
+HTML tables are read by `html_tables`, and both become grids with neighbours in `grid`. The
+check follows olmOCR's ``TableTest.run``.
+
+Markdown: a table is a run of at least two consecutive lines that contain ``|``. The first line
+made only of ``-``, ``:`` and spaces (pipes aside) is the separator and is dropped, as is any line
+made only of ``-: |``. A row's cells are the line split on ``|``, stripped, without the empty
+first and last pieces that leading and trailing pipes leave. Ragged rows are padded with empty
+positions. Headings are the first row and the first column.
+
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rapidfuzz import fuzz
+
+from pytest_doceval.kinds.facts.grid import CellSpec, TableData, build_table
+from pytest_doceval.kinds.facts.html_tables import parse_html_tables
+from pytest_doceval.kinds.facts.model import TableFact
+from pytest_doceval.kinds.facts.normalise import normalise_text
+from pytest_doceval.kinds.facts.result import FactResult, PageOutput, quote
+
+__all__ = [
+    "CellSpec",
+    "TableData",
+    "build_table",
+    "check_table",
+    "parse_html_tables",
+    "parse_markdown_tables",
+]
+
+# --- markdown ---
+
+
+def _is_separator(line: str) -> bool:
+    inner = line.replace("|", "").strip()
+    return bool(inner) and all(ch in "- :" for ch in inner)
+
+
+def _markdown_rows(lines: Sequence[str]) -> list[list[str]]:
+    separator = next((i for i, line in enumerate(lines) if _is_separator(line)), None)
+    rows: list[list[str]] = []
+    for i, line in enumerate(lines):
+        if i == separator or (line.strip() and all(ch in "- :|" for ch in line)):
+            continue
+        cells = [cell.strip() for cell in line.split("|")]
+        if cells and cells[0] == "":
+            cells = cells[1:]
+        if cells and cells[-1] == "":
+            cells = cells[:-1]
+        if cells:
+            rows.append(cells)
+    return rows
+
+
+def parse_markdown_tables(content: str) -> list[TableData]:
+    """Every markdown table of `content` (module docstring for the rules)."""
+    blocks: list[list[str]] = []
+    current: list[str] = []
+    for line in [*content.strip().split("\n"), ""]:  # the sentinel closes a final block
+        if "|" in line:
+            current.append(line)
+            continue
+        if len(current) >= 2:
+            blocks.append(current)
+        current = []
+    tables = []
+    for block in blocks:
+        rows = _markdown_rows(block)
+        specs = [
+            [CellSpec(text, heading=r == 0 or c == 0) for c, text in enumerate(row)]
+            for r, row in enumerate(rows)
+        ]
+        table = build_table(specs)
+        if table is not None:
+            tables.append(table)
+    return tables
+
+
+# --- the table fact ---
+
+_RELATION_LABEL = {
+    "up": "the cell above",
+    "down": "the cell below",
+    "left": "the cell to the left",
+    "right": "the cell to the right",
+    "top_heading": "the column heading",
+    "left_heading": "the row heading",
+}
+
+
+def _threshold(text: str, max_diffs: int) -> float:
+    """olmOCR's cell threshold: 1 - max_diffs/len, never below 0.5."""
+    return max(0.5, 1.0 - max_diffs / (len(text) or 1))
+
+
+def check_table(fact: TableFact, output: PageOutput) -> FactResult:
+    """olmOCR-bench's table check: some cell matching `cell` has every named neighbour."""
+    target = normalise_text(fact.cell)
+    threshold = _threshold(target, fact.max_diffs)
+    tables = ([] if fact.ignore_markdown_tables else output.markdown_tables) + output.html_tables
+    if not tables:
+        kinds = "HTML" if fact.ignore_markdown_tables else "markdown or HTML"
+        return FactResult(False, 0.0, f"no table ({kinds}) in the output")
+    wanted = [
+        (name, expected)
+        for name in TableFact.RELATIONS
+        if (expected := normalise_text(getattr(fact, name)))
+    ]
+    best_cell, best_cell_text = -1.0, ""
+    best: tuple[float, list[str]] | None = None  # weakest similarity, failure reasons
+    candidates = 0
+    for table in tables:
+        texts = table.normalised
+        for pos, text in texts.items():
+            similarity = fuzz.ratio(target, text) / 100.0
+            if similarity > best_cell:
+                best_cell, best_cell_text = similarity, text
+            if similarity < threshold:
+                continue
+            candidates += 1
+            weakest, reasons = similarity, []
+            for name, expected in wanted:
+                neighbours = table.relations[name][pos]
+                scored = [(fuzz.ratio(expected, texts[n]) / 100.0, texts[n]) for n in neighbours]
+                top, top_text = max(scored, default=(0.0, None))
+                weakest = min(weakest, top)
+                need = _threshold(expected, fact.max_diffs)
+                if top < need:
+                    label = _RELATION_LABEL[name]
+                    if top_text is None:
+                        reasons.append(f"it has no {label.removeprefix('the ')}")
+                    else:
+                        reasons.append(
+                            f"{label} is {quote(top_text, 40)}, not {quote(expected, 40)} "
+                            f"(similarity {top:.2f} < {need:.2f})"
+                        )
+            if not reasons:
+                detail = f" with {', '.join(n for n, _ in wanted)}" if wanted else ""
+                return FactResult(True, weakest, f"cell {quote(target, 40)} found{detail}")
+            if best is None or weakest > best[0]:
+                best = (weakest, reasons)
+    if best is None:
+        return FactResult(
+            False,
+            max(best_cell, 0.0),
+            f"no cell matches {quote(target, 40)} (threshold {threshold:.2f}); closest cell "
+            f"{quote(best_cell_text, 40)} at similarity {max(best_cell, 0.0):.2f}",
+        )
+    many = f" (best of {candidates} matching cells)" if candidates > 1 else ""
+    return FactResult(
+        False,
+        best[0],
+        f"cell {quote(target, 40)} found{many}, but " + "; ".join(best[1]),
+    )

@@ -1,6 +1,0 @@
-"""Suite kinds: the interface (`Suite`) and the registry of kinds."""
-
-from pytest_doceval.suites.base import Analysis, CaseRef, RunContext, Suite
-from pytest_doceval.suites.registry import kind_class, known_kinds, suite_kind
-
-__all__ = ["Analysis", "CaseRef", "RunContext", "Suite", "kind_class", "known_kinds", "suite_kind"]
