@@ -106,6 +106,11 @@ class ModelRuntime:
             return  # without a shared cache, workers would send the same requests twice
         self._prefetch = hub.start_prefetch(wanted)
 
+    def request_counts(self) -> dict[str, int]:
+        """Distinct requests of this process by where their answer came from (``model``:
+        sent, ``cache``, ``peer``) or ``failed``; empty when no model was asked."""
+        return {} if self._hub is None else dict(self._hub.counts)
+
     def prefetch_summary(self) -> str | None:
         if self._prefetch is None or not self._prefetch.done():
             return None

@@ -12,7 +12,7 @@ two-stage parser) or, later, a configured model.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -34,8 +34,9 @@ class Parser(Protocol):
 @runtime_checkable
 class RefiningParser(Protocol):
     """A two-stage system: the parser named ``stage1`` first (cached as when it runs alone),
-    then ``refine`` (a model) on its text. ``requests`` lists the model requests ``refine``
-    will send, for the prefetch."""
+    then a model on its text: ``requests`` builds the requests for stage 1's text and
+    ``combine`` reads their answers (the engine runs them as a model stage); ``refine`` does
+    both synchronously."""
 
     name: str
     stage1: str
@@ -45,6 +46,8 @@ class RefiningParser(Protocol):
     def refine(self, stage1_text: str, *, case: str) -> str: ...
 
     def requests(self, stage1_text: str, *, case: str) -> list[Any]: ...
+
+    def combine(self, answers: Sequence[str], *, case: str) -> str: ...
 
 
 class SystemEnvLike(Protocol):
@@ -111,6 +114,11 @@ class BuiltinParser:
                 ) from None
         self.env = env
         self.check()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A parser sent to a worker process (a CPU stage) runs ``parse`` there, which needs
+        # only its settings; its env (models, the registry, threads) stays in this process.
+        return {**self.__dict__, "env": None}
 
     def check(self) -> None:
         """Validate settings (raise ValueError with the rule that failed)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -117,19 +117,26 @@ class TwoStageParser(BuiltinParser):
             for window in windows(stage1_text, self.settings["window_chars"])
         ]
 
-    def refine(self, stage1_text: str, *, case: str) -> str:
-        """Stage 2: the model's markdown for `stage1_text` (empty when stage 1 found nothing)."""
-        model = self.model()
-        answers = []
-        for number, request in enumerate(self.requests(stage1_text, case=case), 1):
-            answer = unfence(model.complete(request))
-            if not answer:
+    def combine(self, answers: Sequence[str], *, case: str) -> str:
+        """Stage 2's markdown from the answers to `requests` (one per window, in order); an
+        empty answer is an error, never an empty output."""
+        texts = []
+        for number, answer in enumerate(answers, 1):
+            text = unfence(answer)
+            if not text:
                 raise SystemRunError(
-                    f"model {model.name!r} answered with nothing for window {number} of "
+                    f"model {self.model_name!r} answered with nothing for window {number} of "
                     f"{case!r} ({self.name})"
                 )
-            answers.append(answer)
-        return "\n\n".join(answers)
+            texts.append(text)
+        return "\n\n".join(texts)
+
+    def refine(self, stage1_text: str, *, case: str) -> str:
+        """Stage 2 synchronously: the model's markdown for `stage1_text` (empty when stage 1
+        found nothing)."""
+        model = self.model()
+        requests = self.requests(stage1_text, case=case)
+        return self.combine([model.complete(r) for r in requests], case=case)
 
     def parse(self, pdf: Path) -> str:
         """Both stages without the output cache (the documents kind caches each stage)."""
