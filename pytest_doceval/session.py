@@ -210,8 +210,11 @@ class DocevalSession:
         """The process's stage engine (made on first use)."""
         if self._engine is None:
             from pytest_doceval.engine import Engine, ExecutorSlot, parse_executor
+            from pytest_doceval.engine.executors import cpu_count
 
-            slot = ExecutorSlot(parse_executor(self.options.executor))
+            # xdist workers share the machine's cores: each pool takes its share of them.
+            workers = max(1, cpu_count() // self.models.workers)
+            slot = ExecutorSlot(parse_executor(self.options.executor, workers=workers))
             self._engine = Engine(slot, self.cache, hub=self.models.hub)
         return self._engine
 

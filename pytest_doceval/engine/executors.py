@@ -40,7 +40,7 @@ def parse_executor(text: str, *, workers: int = 0) -> ExecutorSpec:
     if value in ("processes", "threads"):
         return ExecutorSpec(value, workers=workers)
     if value.startswith("dask:") and "://" in value[5:]:
-        return ExecutorSpec("dask", value[5:], workers=workers)
+        return ExecutorSpec("dask", value[5:])  # the cluster says how many workers
     raise SuiteConfigError(
         f"executor {text!r}: expected processes, threads or dask:tcp://HOST:PORT"
     )
