@@ -75,9 +75,9 @@ def test_a_failed_stage_fails_exactly_its_dependants(engine: Engine) -> None:
             cpu("good", engine_calls.upper, "fine"),
         ]
     )
-    with pytest.raises(StageFailed, match=r"stage stage bad failed: ValueError: corrupt PDF"):
+    with pytest.raises(StageFailed, match=r"^ValueError: corrupt PDF \(stage stage bad\)$"):
         engine.output("bad")
-    with pytest.raises(StageFailed, match=r"needs stage bad, which failed"):
+    with pytest.raises(StageFailed, match=r"^ValueError: corrupt PDF \(stage stage bad\)"):
         engine.output("after")
     assert engine.output("good") == "FINE"
     assert engine.snapshot().failed == 2
@@ -117,7 +117,7 @@ def test_a_dying_worker_fails_its_stage_only_and_the_pool_is_restarted(tmp_path:
     try:
         stages = [cpu(f"ok{i}", engine_calls.upper, f"t{i}") for i in range(4)]
         engine.add([stages[0], stages[1], cpu("dies", engine_calls.die), *stages[2:]])
-        with pytest.raises(StageFailed, match="stage stage dies failed: its worker process died"):
+        with pytest.raises(StageFailed, match=r"its worker process died .*\(stage stage dies\)"):
             engine.output("dies")
         assert [engine.output(f"ok{i}") for i in range(4)] == ["T0", "T1", "T2", "T3"]
         engine.add([cpu("later", engine_calls.upper, "after")])  # the pool works again
@@ -178,7 +178,7 @@ def test_a_failing_model_fails_its_stage_naming_the_cause(
                     )
                 ]
             )
-            with pytest.raises(StageFailed, match=r"stage refine of case c failed: .*500"):
+            with pytest.raises(StageFailed, match=r"500.*\(stage refine of case c\)"):
                 engine.output("m")
         finally:
             engine.close(cancel=True)

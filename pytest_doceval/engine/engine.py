@@ -176,7 +176,8 @@ class Engine:
             if isinstance(error, SystemUnavailable):
                 raise error
             cause = str(error) if isinstance(error, DocevalError) else _describe(error)
-            raise StageFailed(f"stage {node.stage.label} failed: {cause}") from error
+            # The cause first (pytest's short summary cuts long lines), then where it happened.
+            raise StageFailed(f"{cause} (stage {node.stage.label})") from error
         return node.output
 
     def snapshot(self) -> Snapshot:
@@ -198,7 +199,7 @@ class Engine:
         needs = [self._nodes[k] for k in node.stage.needs]
         failed = next((n for n in needs if n.state == "failed"), None)
         if failed is not None:
-            self._fail(node, StageFailed(f"needs {failed.stage.label}, which failed"))
+            self._fail(node, _needed(failed))
         elif all(n.state == "done" for n in needs) and not self._closed:
             node.state = "running"
             inputs = tuple(n.output for n in needs)
@@ -314,7 +315,7 @@ class Engine:
         for key in node.dependants:
             dependant = self._nodes[key]
             if dependant.state == "waiting":
-                self._fail(dependant, StageFailed(f"needs {node.stage.label}, which failed"))
+                self._fail(dependant, _needed(node))
 
     def _thread_pool(self) -> concurrent.futures.ThreadPoolExecutor:
         if self._threads is None:
@@ -342,6 +343,16 @@ class Engine:
             for node in self._nodes.values():
                 if node.state in ("waiting", "running"):
                     self._fail(node, DocevalError("not run: the run was stopped"))
+
+
+def _needed(failed: _Node) -> StageFailed:
+    """The failure of a stage that needs the failed stage `failed`: its cause, and where."""
+    error = failed.error
+    assert error is not None
+    cause = str(error) if isinstance(error, DocevalError) else _describe(error)
+    if isinstance(error, StageFailed):
+        return error  # already says which stage failed, and why
+    return StageFailed(f"{cause} (stage {failed.stage.label})")
 
 
 def _describe(error: BaseException) -> str:

@@ -12,7 +12,7 @@ two-stage parser) or, later, a configured model.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -34,9 +34,10 @@ class Parser(Protocol):
 @runtime_checkable
 class RefiningParser(Protocol):
     """A two-stage system: the parser named ``stage1`` first (cached as when it runs alone),
-    then a model on its text: ``requests`` builds the requests for stage 1's text and
-    ``combine`` reads their answers (the engine runs them as a model stage); ``refine`` does
-    both synchronously."""
+    then ``refine`` on its text. One that also has ``model()`` and ``combine(answers, case=)``
+    (the built-in ones) has its second stage run as a model stage: ``requests`` builds the
+    requests for stage 1's text and ``combine`` reads their answers; any other runs
+    ``refine`` as a CPU stage."""
 
     name: str
     stage1: str
@@ -46,8 +47,6 @@ class RefiningParser(Protocol):
     def refine(self, stage1_text: str, *, case: str) -> str: ...
 
     def requests(self, stage1_text: str, *, case: str) -> list[Any]: ...
-
-    def combine(self, answers: Sequence[str], *, case: str) -> str: ...
 
 
 class SystemEnvLike(Protocol):

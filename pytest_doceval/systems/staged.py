@@ -23,6 +23,11 @@ def parse_file(system: str, parser: Parser, pdf: Path) -> str:
     return run_system(system, pdf, lambda: parser.parse(pdf))
 
 
+def refine_text(system: str, parser: RefiningParser, what: str, case: str, text: str) -> str:
+    """A CPU stage's call: a two-stage system's second stage on its stage 1's `text`."""
+    return run_system(system, what, lambda: parser.refine(text, case=case))
+
+
 def parse_stages(
     system: str,
     lookup: Callable[[str], Parser],
@@ -47,20 +52,33 @@ def parse_stages(
             what=what,
             case=case,
         )
-        model = parser.model()  # type: ignore[attr-defined]  # SystemUnavailable: skip
         fingerprint = parser.fingerprint()
-        refining = parser
+        key = cache_key(fingerprint, first[-1].key)
+        if not (hasattr(parser, "combine") and hasattr(parser, "model")):
+            second = CpuStage(
+                key=key,
+                label=f"{system} on {what}",
+                call=refine_text,
+                args=(system, parser, what, case),
+                needs=(first[-1].key,),
+                fingerprint=fingerprint,
+                portable=False,  # its refine may reach models or state of this process
+            )
+            return [*first, second]
+        model = parser.model()  # SystemUnavailable (no model configured): the test skips
+        refining: Any = parser
 
         def build(inputs: Sequence[Any]) -> Sequence[Any]:
-            return refining.requests(inputs[0], case=case)
+            requests: Sequence[Any] = refining.requests(inputs[0], case=case)
+            return requests
 
         def read(answers: Sequence[str]) -> str:
-            return refining.combine(answers, case=case)
+            return str(refining.combine(answers, case=case))
 
         return [
             *first,
             ModelStage(
-                key=cache_key(fingerprint, first[-1].key),
+                key=key,
                 label=f"{system} (model {model.name!r}) on {what}",
                 model=model.name,
                 build=build,
