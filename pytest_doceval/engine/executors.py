@@ -110,7 +110,9 @@ class ExecutorSlot:
         with self._lock:
             executor, client = self._executor, self._client
             self._executor = self._client = None
-        if executor is not None:
+        if client is not None and executor is not None:
+            executor.shutdown(wait=not cancel)  # Dask's: without wait, it cancels the rest
+        elif executor is not None:
             executor.shutdown(wait=not cancel, cancel_futures=cancel)
         if client is not None:
             client.close()
