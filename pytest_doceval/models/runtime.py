@@ -37,6 +37,15 @@ class ModelHandle:
         """What about the model changes its answers (never the key or the timeout)."""
         return {"model": self.config.model, "base_url": self.config.base_url}
 
+    def max_tokens(self, system: int | None, default: int | None) -> int | None:
+        """The answer budget of a request: the model's own ``max_tokens`` (its
+        ``[tool.doceval.models.NAME]`` table) first, then the system's setting, then the
+        kind's default (None: the server's). The one home of this rule."""
+        for value in (self.config.max_tokens, system, default):
+            if value:
+                return value
+        return None
+
     def request(
         self, messages: Sequence[Message], *, case: str, prompt_version: str, **overrides: Any
     ) -> ChatRequest:

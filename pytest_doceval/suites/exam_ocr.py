@@ -117,19 +117,20 @@ class OcrStep:
             fingerprint, request = self._rapidocr_fingerprint, None
         else:
             handle = self.handle()
+            max_tokens = handle.max_tokens(None, self.max_tokens)  # the model's, else ours
             request = handle.request(
                 OCR_PROMPT.messages(image=image),
                 case=question.id,
                 prompt_version=OCR_PROMPT.tag,
                 temperature=0.0,
-                max_tokens=self.max_tokens,
+                max_tokens=max_tokens,
                 top_p=1.0,
             )
             fingerprint = {
                 "ocr": "model",
                 "model": handle.fingerprint(),
                 "prompt": OCR_PROMPT.tag,
-                "max_tokens": self.max_tokens,
+                "max_tokens": max_tokens,
             }
         return OcrPlan(fingerprint, cache_key(fingerprint, sha256(image)), request)
 

@@ -222,13 +222,14 @@ class LLMExtractor:
             "model": self.model.fingerprint(),
             "prompt": self.prompt_hash,
             "response_format": self.response_format,
-            "max_tokens": self.max_tokens,
+            "max_tokens": self.model.max_tokens(self.max_tokens, None),
         }
 
     def _overrides(self) -> dict[str, Any]:
         out: dict[str, Any] = {"temperature": 0.0}
-        if self.max_tokens is not None:
-            out["max_tokens"] = self.max_tokens
+        max_tokens = self.model.max_tokens(self.max_tokens, None)  # the model's first
+        if max_tokens is not None:
+            out["max_tokens"] = max_tokens
         if self.response_format == "json_object":
             out["response_format"] = {"type": "json_object"}
         elif self.response_format == "json_schema":
