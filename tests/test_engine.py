@@ -193,3 +193,28 @@ def test_executor_specs() -> None:
     for bad in ("process", "dask:", "dask:127.0.0.1", ""):
         with pytest.raises(SuiteConfigError, match="expected processes, threads or dask"):
             parse_executor(bad)
+
+
+def test_a_model_stage_can_need_another_model_stage(
+    model_server: ModelServer, tmp_path: Path
+) -> None:
+    config = model_config(model_server.base_url)
+    url = model_server.base_url
+    with make_hub(config, tmp_path / "models") as hub:
+        engine = make_engine(tmp_path, hub=hub)
+        try:
+            read = ModelStage(
+                "read", "ocr", "echo", lambda _: [_request("echo", url, "page")], lambda a: a[0]
+            )
+            answer = ModelStage(
+                "answer",
+                "answer",
+                "echo",
+                lambda inputs: [_request("echo", url, f"answer {inputs[0]}")],
+                lambda a: a[0],
+                needs=("read",),
+            )
+            engine.add([read, answer])  # the second starts from the loop the first ends on
+            assert engine.output("answer") == "user: answer user: page"
+        finally:
+            engine.close(cancel=True)

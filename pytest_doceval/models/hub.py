@@ -151,8 +151,9 @@ class Hub:
     # -- the synchronous API ---------------------------------------------------------------
 
     def run(self, coro: Any) -> concurrent.futures.Future[Any]:
-        """Run `coro` on the hub's loop (where `get` may be awaited); returns at once."""
-        return self._submit(coro)
+        """Run `coro` on the hub's loop (where `get` may be awaited); returns at once, so it
+        may be called from the loop itself (a model stage finishing starts the next one)."""
+        return asyncio.run_coroutine_threadsafe(coro, self._ensure_loop())
 
     async def get(self, request: ChatRequest) -> ChatResponse:
         """On the hub's loop: the response to `request`, each key fetched once."""
