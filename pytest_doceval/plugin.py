@@ -276,7 +276,6 @@ class SessionHooks:
         # An xdist worker plans only the tests it is given (`pytest_runtest_protocol`).
         if not _is_worker(session.config):
             self.session.plan(session.items)
-        self.session.prefetch(session.items)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:

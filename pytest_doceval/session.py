@@ -263,38 +263,14 @@ class DocevalSession:
         if self._engine is not None:
             self.progress().tick(self._engine.snapshot())
 
-    def prefetch(self, items: list[pytest.Item]) -> None:
-        """Start the model requests of kinds that list them (`Suite.requests`) concurrently,
-        before the tests run."""
-        if not self.models.configs:
-            return
-        by_suite: dict[Path, list[CaseRef]] = {}
-        for item in items:
-            ref = getattr(item, "ref", None)
-            if isinstance(ref, CaseRef):
-                by_suite.setdefault(item.path, []).append(ref)
-        requests: list[Any] = []
-        for file, refs in by_suite.items():
-            try:
-                suite = self.suite(file)
-                requests.extend(suite.requests(refs, RunContext(self.cache)))
-            except DocevalError:
-                continue  # each test of a broken suite reports the error itself
-        self.models.start_prefetch(requests)
-
     def close_models(self) -> None:
         """Stop the engine (what is still queued or in flight is no longer needed: the tests
         are over, or the run was interrupted) and the models; one line of totals."""
         engine, self._engine = self._engine, None
         if engine is not None:
             engine.close(cancel=True)
-        counts = self.models.request_counts()
         if engine is not None and engine.snapshot().total:
-            self.summary_lines.append(summary_line(engine.snapshot(), counts))
-        elif counts:
-            summary = self.models.prefetch_summary()
-            if summary:
-                self.summary_lines.append(f"doceval models: {summary}")
+            self.summary_lines.append(summary_line(engine.snapshot(), self.models.request_counts()))
         self.models.close()
 
     # -- one test -----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ must be deterministic (pytest-xdist compares it across workers), so kinds sort w
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -133,13 +133,6 @@ class Suite(ABC):
         run, and `evaluate` reads their outputs through ``ctx``. Default: none (`evaluate`
         does all the work itself). Raise nothing: a ref whose stages cannot be declared
         returns none, and its `evaluate` reports the cause."""
-        return ()
-
-    def requests(self, refs: Sequence[CaseRef], ctx: RunContext) -> Iterable[Any]:
-        """The model requests (`ChatRequest`) that evaluating `refs` will make, as far as they
-        are known without running anything slow: the session sends them concurrently after
-        collection, so the tests find their answers cached. Must build the very requests
-        `evaluate` builds, or the prefetch is wasted."""
         return ()
 
     def system_names(self) -> list[str]:
