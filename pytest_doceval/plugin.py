@@ -282,6 +282,12 @@ class SessionHooks:
         if _is_worker(item.config):
             self.session.plan(_worker_queue(item, nextitem), announce=False)
 
+    @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: a worker finished
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        totals = getattr(node, "workeroutput", {}).get("doceval_engine")
+        if totals:
+            self.session.add_worker_totals(totals)
+
     def pytest_runtest_logfinish(self) -> None:
         self.session.between_tests()
 

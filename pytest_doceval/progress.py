@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from pytest_doceval.engine import Snapshot
 
@@ -48,13 +50,47 @@ def start_line(snapshot: Snapshot, *, cpu: int, model: int, executor: str, worke
     )
 
 
-def summary_line(snapshot: Snapshot, requests: Mapping[str, int]) -> str:
+@dataclass
+class Totals:
+    """What a run's engines did, summed over xdist workers (builtin types only: a worker's
+    crosses to the controller in ``workeroutput``)."""
+
+    stages: int = 0
+    finished: int = 0
+    cached: int = 0
+    failed: int = 0
+    cpu_seconds: float = 0.0
+    requests: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, snapshot: Snapshot, requests: Mapping[str, int]) -> Totals:
+        return cls(
+            snapshot.total,
+            snapshot.finished,
+            snapshot.cached,
+            snapshot.failed,
+            snapshot.cpu_seconds,
+            dict(requests),
+        )
+
+    def add(self, other: Mapping[str, Any]) -> None:
+        for name in ("stages", "finished", "cached", "failed", "cpu_seconds"):
+            setattr(self, name, getattr(self, name) + other.get(name, 0))
+        for source, count in other.get("requests", {}).items():
+            self.requests[source] = self.requests.get(source, 0) + count
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summary_line(totals: Totals) -> str:
+    requests = totals.requests
     return (
-        f"doceval: {snapshot.finished}/{snapshot.total} stages ({snapshot.cached} from the "
-        f"cache, {snapshot.failed} failed); model requests: {requests.get('model', 0)} sent, "
+        f"doceval: {totals.finished}/{totals.stages} stages ({totals.cached} from the "
+        f"cache, {totals.failed} failed); model requests: {requests.get('model', 0)} sent, "
         f"{requests.get('cache', 0)} answered from the cache, {requests.get('peer', 0)} from "
         f"other workers, {requests.get('failed', 0)} failed; CPU stage time "
-        f"{snapshot.cpu_seconds:.1f} s"
+        f"{totals.cpu_seconds:.1f} s"
     )
 
 

@@ -28,7 +28,7 @@ from pytest_doceval.errors import DocevalError, SuiteConfigError
 from pytest_doceval.gates import check_case
 from pytest_doceval.metrics.spec import ordered_specs
 from pytest_doceval.models.runtime import ModelRuntime
-from pytest_doceval.progress import Progress, start_line, summary_line
+from pytest_doceval.progress import Progress, Totals, start_line, summary_line
 from pytest_doceval.results import MEASURED, CaseResult
 from pytest_doceval.suites import CaseRef, RunContext, Suite
 from pytest_doceval.suites.registry import make_suite
@@ -95,6 +95,7 @@ class DocevalSession:
         self._engine: Engine | None = None
         self._stage_keys: dict[str, list[str]] = {}  # node id -> the keys its test waits for
         self._progress: Progress | None = None
+        self.totals = Totals()
 
     # -- systems and suites -------------------------------------------------------------------
 
@@ -269,9 +270,16 @@ class DocevalSession:
         engine, self._engine = self._engine, None
         if engine is not None:
             engine.close(cancel=True)
-        if engine is not None and engine.snapshot().total:
-            self.summary_lines.append(summary_line(engine.snapshot(), self.models.request_counts()))
+            self.totals.add(Totals.of(engine.snapshot(), self.models.request_counts()).to_dict())
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:  # the controller sums the workers' (`add_worker_totals`)
+            workeroutput["doceval_engine"] = self.totals.to_dict()
+        elif self.totals.stages:
+            self.summary_lines.append(summary_line(self.totals))
         self.models.close()
+
+    def add_worker_totals(self, totals: Mapping[str, Any]) -> None:
+        self.totals.add(totals)
 
     # -- one test -----------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_doceval.engine import Snapshot
-from pytest_doceval.progress import Progress, start_line, status_line, summary_line
+from pytest_doceval.progress import Progress, Totals, start_line, status_line, summary_line
 
 
 def snap(**changes: object) -> Snapshot:
@@ -53,6 +53,16 @@ def test_a_line_every_interval_and_none_when_all_is_done() -> None:
 def test_start_and_summary_lines() -> None:
     start = start_line(snap(done=10, cached=10), cpu=60, model=50, executor="processes", workers=2)
     assert start.startswith("doceval: 10/120") and "processes x2" in start
-    summary = summary_line(snap(done=120), {"model": 60, "cache": 2, "failed": 1})
+    totals = Totals.of(snap(done=120), {"model": 60, "cache": 2, "failed": 1})
+    summary = summary_line(totals)
+    assert summary.startswith("doceval: 120/120 stages (0 from the cache, 0 failed)")
     assert "60 sent, 2 answered from the cache, 0 from other workers, 1 failed" in summary
     assert "CPU stage time 4.0 s" in summary
+
+
+def test_totals_of_workers_add_up() -> None:
+    totals = Totals()
+    totals.add(Totals.of(snap(done=60, total=60), {"model": 30}).to_dict())
+    totals.add(Totals.of(snap(done=50, failed=10, total=60), {"model": 30, "peer": 2}).to_dict())
+    assert (totals.stages, totals.finished, totals.failed) == (120, 120, 10)
+    assert totals.requests == {"model": 60, "peer": 2} and totals.cpu_seconds == 8.0
