@@ -28,7 +28,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_doceval.engine.executors import ExecutorSlot
+from pytest_doceval.engine.executors import ExecutorSlot, process_pool
 from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, timed_call
 from pytest_doceval.errors import DocevalError, SystemRunError, SystemUnavailable
 
@@ -83,10 +83,7 @@ class Snapshot:
 def _run_alone(stage: CpuStage, args: tuple[Any, ...]) -> tuple[Any, float]:
     """`stage` in a process pool of its own (after a broken pool: whoever breaks this one is
     the stage that kills its worker)."""
-    import multiprocessing
-
-    context = multiprocessing.get_context("forkserver")
-    with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
+    with process_pool(1) as pool:
         result: tuple[Any, float] = pool.submit(timed_call, stage.call, args).result()
         return result
 

@@ -53,6 +53,24 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
+def quiet_worker() -> None:
+    """A pool process's output goes nowhere: pytest captures what a parser prints in its own
+    process, and a worker's would otherwise land in the middle of pytest's progress line
+    (RapidOCR logs every model it loads). Failures still reach the tests as exceptions."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
+def process_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
+    """A process pool of `workers`, started by ``forkserver`` (see the module docstring)."""
+    context = multiprocessing.get_context("forkserver")
+    return concurrent.futures.ProcessPoolExecutor(
+        workers, mp_context=context, initializer=quiet_worker
+    )
+
+
 @dataclass
 class ExecutorSlot:
     """The run's executor, made on first use and remade when a process pool breaks."""
@@ -94,8 +112,7 @@ class ExecutorSlot:
             )
             executor: concurrent.futures.Executor = self._client.get_executor(pure=False)
             return executor
-        context = multiprocessing.get_context("forkserver")
-        return concurrent.futures.ProcessPoolExecutor(self.workers, mp_context=context)
+        return process_pool(self.workers)
 
     def restart(self, broken: concurrent.futures.Executor) -> None:
         """Replace `broken` (a process pool whose worker died) unless already replaced."""
