@@ -130,6 +130,10 @@ class ExecutorSlot:
         if client is not None and executor is not None:
             executor.shutdown(wait=not cancel)  # Dask's: without wait, it cancels the rest
         elif executor is not None:
+            processes = list((getattr(executor, "_processes", None) or {}).values())
             executor.shutdown(wait=not cancel, cancel_futures=cancel)
+            if cancel:  # Ctrl-C: a parse still running must not hold the exit for minutes
+                for process in processes:
+                    process.terminate()
         if client is not None:
             client.close()
