@@ -170,11 +170,15 @@ class Engine:
         node.event.wait()
         if node.error is not None:
             error = node.error
-            if isinstance(error, SystemUnavailable):
+            # A skip stays a skip; KeyboardInterrupt or SystemExit raised by a stage stops
+            # the run as it would have in the test itself.
+            if isinstance(error, SystemUnavailable) or not isinstance(error, Exception):
                 raise error
             cause = str(error) if isinstance(error, DocevalError) else _describe(error)
-            # The cause first (pytest's short summary cuts long lines), then where it happened.
-            raise StageFailed(f"{cause} (stage {node.stage.label})") from error
+            # The cause first (pytest's short summary cuts long lines), then where it happened;
+            # chained to the code's own exception (a parser's, shown under --tb=long).
+            origin = error.__cause__ if isinstance(error, DocevalError) else error
+            raise StageFailed(f"{cause} (stage {node.stage.label})") from (origin or error)
         return node.output
 
     def snapshot(self) -> Snapshot:
