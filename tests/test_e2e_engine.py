@@ -4,9 +4,15 @@ xdist), shows progress lines in a plain run, and every executor gives the same n
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,20 +79,75 @@ def metrics(path: Path) -> dict[str, Any]:
     return {(r["case"], r["system"]): (r["outcome"], r["metrics"]) for r in rows}
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def dask_cluster() -> Iterator[str]:
+    """A Dask scheduler and one worker (2 threads) on 127.0.0.1, in processes of their own:
+    distributed imported into this test process disturbs later in-process pytest runs."""
+    address = f"tcp://127.0.0.1:{free_port()}"
+    port = address.rsplit(":", 1)[1]
+    cli = [sys.executable, "-m"]
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    scheduler = subprocess.Popen(
+        [
+            *cli,
+            "distributed.cli.dask_scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            port,
+            "--dashboard-address",
+            ":0",
+        ],
+        **quiet,
+    )
+    worker = subprocess.Popen(
+        [
+            *cli,
+            "distributed.cli.dask_worker",
+            address,
+            "--nthreads",
+            "2",
+            "--nworkers",
+            "1",
+            "--host",
+            "127.0.0.1",
+            "--dashboard-address",
+            ":0",
+        ],
+        **quiet,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", int(port)), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        yield address
+    finally:
+        for process in (worker, scheduler):
+            process.terminate()
+            process.wait(timeout=30)
+
+
 def test_threads_and_a_dask_cluster_give_the_numbers_of_processes(
     pytester: pytest.Pytester,
 ) -> None:
-    distributed = pytest.importorskip("distributed")
+    if importlib.util.find_spec("distributed") is None:
+        pytest.skip("needs the dask extra")
     project(pytester, None, 4)
     runs: dict[str, dict[str, Any]] = {}
-    with distributed.LocalCluster(
-        n_workers=1,
-        threads_per_worker=2,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=":0",
-    ) as cluster:
-        for executor in ("processes", "threads", f"dask:{cluster.scheduler_address}"):
+    with dask_cluster() as address:
+        for executor in ("processes", "threads", f"dask:{address}"):
             name = executor.split(":")[0]
             result = pytester.runpytest_subprocess(
                 "--doceval",
@@ -95,6 +156,7 @@ def test_threads_and_a_dask_cluster_give_the_numbers_of_processes(
                 "--doceval-cache=off",
                 f"--doceval-executor={executor}",
                 f"--doceval-json={name}.json",
+                timeout=300,
             )
             result.assert_outcomes(passed=4)
             runs[name] = metrics(pytester.path / f"{name}.json")
