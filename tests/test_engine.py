@@ -218,3 +218,25 @@ def test_a_model_stage_can_need_another_model_stage(
             assert engine.output("answer") == "user: answer user: page"
         finally:
             engine.close(cancel=True)
+
+
+def test_user_code_that_cannot_cross_processes_runs_when_its_test_asks(tmp_path: Path) -> None:
+    import threading
+
+    engine = make_engine(tmp_path, executor="processes")
+    threads: list[str] = []
+
+    def user_parser(text: str) -> str:  # a closure: no worker process could import it
+        threads.append(threading.current_thread().name)
+        return text.upper()
+
+    try:
+        local = CpuStage("user", "user parser", user_parser, ("page",), portable=False)
+        after = CpuStage("after", "then", engine_calls.join, ("x",), needs=("user",))
+        engine.add([local, after])
+        time.sleep(0.2)
+        assert threads == [] and engine.to_run() == (2, 0)  # deferred, not run ahead
+        assert engine.output("after") == "x+PAGE"
+        assert threads == [threading.current_thread().name]  # in the asking test's thread
+    finally:
+        engine.close(cancel=True)

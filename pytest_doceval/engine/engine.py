@@ -8,6 +8,11 @@ stage dispatches the dependants it unblocks from the thread it finished on. So a
 never waits behind CPU work it does not depend on, and a test (`Engine.output`) blocks only on
 its own stages.
 
+A CPU stage that cannot cross to a worker process (`CpuStage.portable` false: a parser from a
+conftest.py) is *deferred* under the ``processes`` and Dask executors: it runs in the pytest
+process when its first test asks for it, as it did before the engine -- so a parser that kills
+its process loses only the test running it, not whichever test was running when it ran ahead.
+
 Failures: a stage that raises is failed, and so is every stage that needs it; the tests
 depending on them get a `StageFailed` naming the stage and the cause (a `SystemUnavailable`
 stays itself: its tests are skipped). A process pool broken by a dying worker is replaced and
@@ -46,7 +51,7 @@ class StageFailed(SystemRunError):
 @dataclass
 class _Node:
     stage: Stage
-    state: str = "waiting"  # waiting | running | done | failed
+    state: str = "waiting"  # waiting | deferred | running | done | failed
     output: Any = None
     error: BaseException | None = None
     cached: bool = False
@@ -139,7 +144,7 @@ class Engine:
     def to_run(self) -> tuple[int, int]:
         """(CPU, model) stages planned and not finished yet."""
         with self._lock:
-            open_ = [n.stage for n in self._nodes.values() if n.state in ("waiting", "running")]
+            open_ = [n.stage for n in self._nodes.values() if n.state not in ("done", "failed")]
         model = sum(isinstance(stage, ModelStage) for stage in open_)
         return len(open_) - model, model
 
@@ -156,6 +161,7 @@ class Engine:
             node = self._nodes.get(key)
             if node is None:
                 continue
+            self._run_if_deferred(node)
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             if not node.event.wait(left):
                 return False
@@ -167,7 +173,8 @@ class Engine:
         node = self._nodes.get(key)
         if node is None:
             return _MISSING
-        node.event.wait()
+        while not node.event.wait(0.05):  # a deferred stage's inputs may arrive meanwhile
+            self._run_if_deferred(node)
         if node.error is not None:
             error = node.error
             # A skip stays a skip; KeyboardInterrupt or SystemExit raised by a stage stops
@@ -180,6 +187,32 @@ class Engine:
             origin = error.__cause__ if isinstance(error, DocevalError) else error
             raise StageFailed(f"{cause} (stage {node.stage.label})") from (origin or error)
         return node.output
+
+    def _run_if_deferred(self, node: _Node) -> None:
+        """Run a deferred stage here, in the calling (test's) thread; a KeyboardInterrupt it
+        raises stops the run. The deferred stages it needs run first."""
+        for need in node.stage.needs:
+            self._run_if_deferred(self._nodes[need])
+        with self._lock:
+            if node.state != "deferred":
+                return
+            node.state = "running"
+            stage = node.stage
+            assert isinstance(stage, CpuStage)
+            inputs = tuple(self._nodes[k].output for k in stage.needs)
+        try:
+            output, seconds = timed_call(stage.call, (*stage.args, *inputs))
+        except Exception as exc:
+            with self._lock:
+                self._fail(node, exc)
+            return
+        except BaseException as exc:
+            with self._lock:
+                self._fail(node, exc)
+            raise
+        with self._lock:
+            self._cpu_seconds += seconds
+            self._finish(node, output)
 
     def snapshot(self) -> Snapshot:
         with self._lock:
@@ -205,6 +238,9 @@ class Engine:
             node.state = "running"
             inputs = tuple(n.output for n in needs)
             if isinstance(node.stage, CpuStage):
+                if not node.stage.portable and self.slot.spec.kind != "threads":
+                    node.state = "deferred"  # run by the first test that needs it
+                    return
                 self._start_cpu(node, node.stage, inputs)
             else:
                 self._start_model(node, node.stage, inputs)
@@ -332,7 +368,7 @@ class Engine:
         the ones running; every unfinished stage is failed so that nobody waits forever."""
         with self._lock:
             self._closed = True
-            running = [n for n in self._nodes.values() if n.state in ("waiting", "running")]
+            running = [n for n in self._nodes.values() if n.state not in ("done", "failed")]
             futures = [n.future for n in running if n.future is not None]
         if cancel:
             for future in futures:
@@ -342,7 +378,7 @@ class Engine:
             self._threads.shutdown(wait=not cancel, cancel_futures=cancel)
         with self._lock:
             for node in self._nodes.values():
-                if node.state in ("waiting", "running"):
+                if node.state not in ("done", "failed"):
                     self._fail(node, DocevalError("not run: the run was stopped"))
 
 
