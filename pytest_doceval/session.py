@@ -176,12 +176,18 @@ class DocevalSession:
             return None
         capture = self.config.pluginmanager.get_plugin("capturemanager")
 
+        def emit(line: str) -> None:
+            # Under -q the dots line has no path, and write_line would not start a new line.
+            if getattr(reporter, "_width_of_current_line", 0):
+                reporter.write("\n")
+            reporter.write_line(line)
+
         def write(line: str) -> None:
             if capture is None:
-                reporter.write_line(line)
+                emit(line)
                 return
             with capture.global_and_fixture_disabled():
-                reporter.write_line(line)
+                emit(line)
 
         return write
 
