@@ -4,7 +4,7 @@
 
 Serves the test model server (tests/model_server.py) from its own process with `--latency`
 seconds per answer, builds a temporary project whose suite kind (in its conftest.py) asks the
-model one distinct question per case and lists its requests for the prefetch, and runs
+model one distinct question per case, declared as a model stage for the engine, and runs
 ``pytest --doceval`` on it plain and with ``-n 2``, each with an empty cache. Prints the wall
 time of each run, the same run against a server without latency (the reference: start-up,
 collection and scoring), the ideal time (requests x latency / concurrency) and the server's
@@ -26,8 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 CONFTEST = """
-from pytest_doceval import CaseRef, CaseResult, MetricSpec, Suite, suite_kind
+from pytest_doceval import CaseRef, CaseResult, MetricSpec, ModelStage, Suite, suite_kind
+from pytest_doceval.cache import cache_key
 from pytest_doceval.models.requests import message
+
+FINGERPRINT = {"ask": "v1"}
 
 
 @suite_kind
@@ -44,11 +47,15 @@ class AskSuite(Suite):
         return model.request([message("user", f"question {ref.case}")], case=ref.case,
                              prompt_version="v1")
 
-    def requests(self, refs, ctx):
-        return [self.request(ref) for ref in refs]
+    def stages(self, ref, ctx):
+        request = self.request(ref)
+        key = cache_key(FINGERPRINT, ref.case)
+        return [ModelStage(key, f"ask {ref.case}", "echo", lambda _: [request],
+                           lambda answers: answers[0], fingerprint=FINGERPRINT)]
 
     def evaluate(self, ref, ctx):
-        answer = self.systems_env.model("echo").complete(self.request(ref))
+        model = self.systems_env.model("echo")
+        answer = ctx.output(FINGERPRINT, ref.case, lambda: model.complete(self.request(ref))).text
         return CaseResult(self.name, ref.case, ref.system, {"echoed": float(ref.case in answer)})
 """
 

@@ -10,7 +10,8 @@ The public API for extending it:
   publish an entry point in the group ``pytest_doceval.systems``. `BuiltinParser` holds the
   settings and fingerprint boilerplate.
 * `Suite`, `suite_kind`, `MetricSpec`, `CaseRef`, `RunContext`, `CaseResult`, `Analysis` -- to
-  add a suite kind (or publish one in the entry-point group ``pytest_doceval.kinds``).
+  add a suite kind (or publish one in the entry-point group ``pytest_doceval.kinds``);
+  `CpuStage` and `ModelStage` -- what its `Suite.stages` declares for the engine to run.
 
 Names are imported on first use: the pytest plugin loads this package in every pytest run,
 with or without ``--doceval``, and must stay light.
@@ -22,6 +23,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pytest_doceval.engine import CpuStage, ModelStage
     from pytest_doceval.kinds.analyses import AllPairs
     from pytest_doceval.kinds.base import Analysis, CaseRef, RunContext, Suite
     from pytest_doceval.kinds.registry import suite_kind
@@ -41,6 +43,8 @@ _EXPORTS = {
     "BuiltinParser": "pytest_doceval.systems",
     "CaseRef": "pytest_doceval.kinds.base",
     "CaseResult": "pytest_doceval.results",
+    "CpuStage": "pytest_doceval.engine",
+    "ModelStage": "pytest_doceval.engine",
     "MetricSpec": "pytest_doceval.metrics.spec",
     "Parser": "pytest_doceval.systems",
     "RunContext": "pytest_doceval.kinds.base",
@@ -72,7 +76,9 @@ __all__ = [
     "BuiltinParser",
     "CaseRef",
     "CaseResult",
+    "CpuStage",
     "MetricSpec",
+    "ModelStage",
     "Parser",
     "RunContext",
     "Suite",

@@ -122,6 +122,7 @@ class ProjectConfig:
     seed: int = 0
     vlm: str | None = None  # the default model of two-stage parsers
     embedder: str | None = None  # the default chunk-score embedder of documents suites
+    executor: str = "processes"  # where CPU stages run (see engine.executors)
 
     @classmethod
     def load(cls, rootpath: Path) -> ProjectConfig:

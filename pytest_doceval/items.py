@@ -77,11 +77,11 @@ class CaseItem(pytest.Item):
         session = self._session
         suite = session.suite(self.path)
         started = time.perf_counter()
-        with session.heartbeat.track(self.nodeid):
-            try:
-                self.result = session.evaluate(suite, self.ref)
-            except SystemUnavailable as exc:
-                pytest.skip(str(exc))
+        session.wait_for_stages(self.nodeid)
+        try:
+            self.result = session.evaluate(suite, self.ref)
+        except SystemUnavailable as exc:
+            pytest.skip(str(exc))
         self.doceval_row.update(self.result.to_row())
         self.doceval_row["duration"] = round(time.perf_counter() - started, 4)
         self.doceval_row["baseline"] = session.baseline_metrics(suite, self.ref)

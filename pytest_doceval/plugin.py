@@ -70,6 +70,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the same as --doceval-cache=off: re-run every parser and model",
     )
     group.addoption(
+        "--doceval-executor",
+        metavar="SPEC",
+        default=None,
+        help="where CPU stages (parsing, OCR) run: processes (default: one per core), threads, "
+        "or dask:tcp://HOST:PORT (a Dask cluster; [tool.doceval] executor)",
+    )
+    group.addoption(
         "--doceval-bootstrap",
         type=int,
         metavar="N",
@@ -96,6 +103,7 @@ _NEEDS_DOCEVAL = (
     ("--doceval-no-cache", "doceval_no_cache"),
     ("--doceval-cache", "doceval_cache"),
     ("--doceval-cache-dir", "doceval_cache_dir"),
+    ("--doceval-executor", "doceval_executor"),
 )
 
 
@@ -197,6 +205,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 else project.seed
             ),
         ),
+        executor=_executor(config.getoption("doceval_executor") or project.executor),
         shard=parse_shard(config.getoption("doceval_shard")),
     )
     session = DocevalSession(config, project, options, root=root)
@@ -270,6 +279,31 @@ def pytest_runtest_makereport(
     return report
 
 
+def _executor(text: str) -> str:
+    """The executor spec, checked now: a typo is a usage error, not a failure of every test."""
+    from pytest_doceval.engine.executors import parse_executor
+    from pytest_doceval.errors import DocevalError
+
+    try:
+        return parse_executor(text).text
+    except DocevalError as exc:
+        raise pytest.UsageError(f"--doceval-executor / [tool.doceval] executor: {exc}") from None
+
+
+def _worker_queue(item: pytest.Item, nextitem: pytest.Item | None) -> list[pytest.Item]:
+    """An xdist worker's test now, next and still queued (xdist's queue of item indices:
+    the controller hands tests out in batches, so the engine plans each batch as it comes)."""
+    queued: list[pytest.Item] = [item] + ([nextitem] if nextitem is not None else [])
+    items = item.session.items
+    for plugin in item.config.pluginmanager.get_plugins():
+        torun = getattr(plugin, "torun", None)
+        if torun is not None and hasattr(torun, "lock"):
+            with torun.lock() as indices:
+                queued += [items[i] for i in indices if isinstance(i, int)]
+            break
+    return queued
+
+
 class SessionHooks:
     """Hooks bound to one doceval session, registered only for runs with ``--doceval``."""
 
@@ -305,7 +339,20 @@ class SessionHooks:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         gc.freeze()  # see pytest_runtest_logfinish
-        self.session.prefetch(session.items)
+        # An xdist worker plans only the tests it is given (`pytest_runtest_protocol`).
+        if not _is_worker(session.config):
+            self.session.plan(session.items)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        if _is_worker(item.config):
+            self.session.plan(_worker_queue(item, nextitem), announce=False)
+
+    @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: a worker finished
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        totals = getattr(node, "workeroutput", {}).get("doceval_engine")
+        if totals:
+            self.session.add_worker_totals(totals)
 
     def pytest_runtest_logfinish(self) -> None:
         """Freeze what is alive every FREEZE_EVERY tests. A big suite keeps every item, row
@@ -316,6 +363,7 @@ class SessionHooks:
         self._tests += 1
         if self._tests % FREEZE_EVERY == 0:
             gc.freeze()
+        self.session.between_tests()  # a progress line, when one is due
 
     def _suite_file(self, nodeid: str) -> Path:
         # Node ids are relative to pytest's rootdir (not the doceval project root); resolving

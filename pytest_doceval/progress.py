@@ -1,87 +1,123 @@
-"""A heartbeat for long evaluations: a parse of a 200-page PDF takes minutes, and a silent
-terminal looks like a hang. After `first` seconds, and then every `every` seconds, one line
-says which test is still running and for how long.
+"""Progress lines of the engine: a user must see that a long cold run is working.
 
-One `Heartbeat` serves a whole run with one thread, started with the first test it tracks:
-starting a thread per test cost about 2 s per 10,000 tests.
+Lines start with ``doceval:``. One when the work starts (with the totals), then one every
+`every` seconds while a test waits for its stages or between tests: stages done/total, model
+requests in flight per model, errors so far, elapsed time and an ETA. At the end one line of
+totals. They are written by the main thread through pytest's terminal reporter with capture
+suspended (`Writer` in the session), as pytest's live logging does: a background thread's
+writes are swallowed by capture and break pytest's progress line.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pytest_doceval.engine import Snapshot
 
 Write = Callable[[str], None]
 
 
-class Heartbeat:
-    def __init__(self, write: Write | None, *, first: float = 5.0, every: float = 15.0) -> None:
+def _seconds(value: float) -> str:
+    if value < 90:
+        return f"{value:.0f} s"
+    minutes, seconds = divmod(int(value), 60)
+    if minutes < 90:
+        return f"{minutes} min {seconds:02d} s"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def status_line(snapshot: Snapshot) -> str:
+    in_flight = ", ".join(f"{model} {n}" for model, n in sorted(snapshot.in_flight.items()))
+    eta = snapshot.eta()
+    parts = [
+        f"doceval: {snapshot.finished}/{snapshot.total} stages done",
+        f"requests in flight: {in_flight or 'none'}",
+        f"{snapshot.failed} error(s)",
+        f"{_seconds(snapshot.elapsed)} elapsed",
+    ]
+    if eta is not None:
+        parts.append(f"ETA {_seconds(eta)}")
+    return ", ".join(parts)
+
+
+def start_line(snapshot: Snapshot, *, cpu: int, model: int, executor: str, workers: int) -> str:
+    return (
+        f"doceval: {snapshot.finished}/{snapshot.total} stages done at start (from the cache); "
+        f"{cpu} CPU stage(s) on {executor} x{workers} and {model} model stage(s) to run"
+    )
+
+
+@dataclass
+class Totals:
+    """What a run's engines did, summed over xdist workers (builtin types only: a worker's
+    crosses to the controller in ``workeroutput``)."""
+
+    stages: int = 0
+    finished: int = 0
+    cached: int = 0
+    failed: int = 0
+    cpu_seconds: float = 0.0
+    requests: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, snapshot: Snapshot, requests: Mapping[str, int]) -> Totals:
+        return cls(
+            snapshot.total,
+            snapshot.finished,
+            snapshot.cached,
+            snapshot.failed,
+            snapshot.cpu_seconds,
+            dict(requests),
+        )
+
+    def add(self, other: Mapping[str, Any]) -> None:
+        for name in ("stages", "finished", "cached", "failed", "cpu_seconds"):
+            setattr(self, name, getattr(self, name) + other.get(name, 0))
+        for source, count in other.get("requests", {}).items():
+            self.requests[source] = self.requests.get(source, 0) + count
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summary_line(totals: Totals) -> str:
+    requests = totals.requests
+    return (
+        f"doceval: {totals.finished}/{totals.stages} stages ({totals.cached} from the "
+        f"cache, {totals.failed} failed); model requests: {requests.get('model', 0)} sent, "
+        f"{requests.get('cache', 0)} answered from the cache, {requests.get('peer', 0)} from "
+        f"other workers, {requests.get('failed', 0)} failed; CPU stage time "
+        f"{totals.cpu_seconds:.1f} s"
+    )
+
+
+class Progress:
+    """Decides when a status line is due; `write` is None where nothing can be shown."""
+
+    def __init__(
+        self,
+        write: Write | None,
+        *,
+        every: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.write = write
-        self.first = first
         self.every = every
-        self._wake = threading.Condition()
-        self._current: tuple[str, float] | None = None  # (label, when it started)
-        self._due = 0.0
-        self._closed = False
-        self._thread: threading.Thread | None = None
+        self.clock = clock
+        self._due = clock() + every
 
-    @contextmanager
-    def track(self, label: str) -> Iterator[None]:
-        """Speak about `label` while the block runs (nothing when there is nowhere to write)."""
-        if self.write is None:
-            yield
-            return
-        with self._wake:
-            started = time.monotonic()
-            self._current, self._due = (label, started), started + self.first
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="doceval-heartbeat", daemon=True
-                )
-                self._thread.start()
-            self._wake.notify()
-        try:
-            yield
-        finally:
-            with self._wake:
-                self._current = None
-                self._wake.notify()
+    def say(self, line: str) -> None:
+        if self.write is not None:
+            self.write(line)
+        self._due = self.clock() + self.every
 
-    def _run(self) -> None:
-        assert self.write is not None
-        with self._wake:
-            while not self._closed:
-                if self._current is None:
-                    self._wake.wait()
-                    continue
-                delay = self._due - time.monotonic()
-                if delay > 0:
-                    self._wake.wait(delay)
-                    continue
-                label, started = self._current
-                self.write(
-                    f"doceval: still evaluating {label} ({time.monotonic() - started:.0f} s)"
-                )
-                self._due += self.every
+    def until_due(self) -> float:
+        return max(0.0, self._due - self.clock())
 
-    def close(self) -> None:
-        with self._wake:
-            self._closed = True
-            self._wake.notify()
-        if self._thread is not None:
-            self._thread.join(timeout=1.0)
-
-
-@contextmanager
-def heartbeat(
-    label: str, write: Write | None, *, first: float = 5.0, every: float = 15.0
-) -> Iterator[None]:
-    """One tracked block with its own `Heartbeat` (for a single long job)."""
-    beat = Heartbeat(write, first=first, every=every)
-    try:
-        with beat.track(label):
-            yield
-    finally:
-        beat.close()
+    def tick(self, snapshot: Snapshot) -> None:
+        """A status line if one is due and work is left."""
+        if self.clock() >= self._due and snapshot.finished < snapshot.total:
+            self.say(status_line(snapshot))

@@ -8,11 +8,10 @@ reach the controller on the test reports, as builtin types only.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -24,7 +23,7 @@ from pytest_doceval.kinds import CaseRef, RunContext, Suite
 from pytest_doceval.kinds.registry import make_suite
 from pytest_doceval.metrics.spec import ordered_specs
 from pytest_doceval.models.runtime import ModelRuntime
-from pytest_doceval.progress import Heartbeat
+from pytest_doceval.progress import Progress, Totals, start_line, summary_line
 from pytest_doceval.results import MEASURED, CaseResult
 from pytest_doceval.run.baselines import (
     BaselineChange,
@@ -34,6 +33,9 @@ from pytest_doceval.run.baselines import (
     update_baseline,
 )
 from pytest_doceval.systems import SystemRegistry, build_registry
+
+if TYPE_CHECKING:
+    from pytest_doceval.engine import Engine
 
 SESSION_KEY: pytest.StashKey[DocevalSession] = pytest.StashKey()
 
@@ -47,6 +49,7 @@ class Options:
     html_path: Path | None
     cache_dir: Path | None
     cache_mode: str
+    executor: str
     stats: StatsConfig
     shard: tuple[int, int] | None
 
@@ -89,6 +92,10 @@ class DocevalSession:
         self.gate_failures: list[str] = []
         self._columns: list[str] | None = None
         self.interrupted = False
+        self._engine: Engine | None = None
+        self._stage_keys: dict[str, list[str]] = {}  # node id -> the keys its test waits for
+        self._progress: Progress | None = None
+        self.totals = Totals()
 
     # -- systems and suites -------------------------------------------------------------------
 
@@ -158,22 +165,29 @@ class DocevalSession:
                 files.extend(sorted(path.rglob("suite.toml")))
         return files
 
-    @cached_property
-    def heartbeat(self) -> Heartbeat:
-        """The run's one heartbeat (see `progress`)."""
-        return Heartbeat(self.progress_writer())
-
     def progress_writer(self) -> Callable[[str], None] | None:
-        """Where heartbeat lines go: the terminal of a plain run (an xdist worker's output is
-        not shown, and its controller prints each result as it arrives)."""
+        """Where progress lines go: the terminal of a plain run, written with capture
+        suspended (as pytest's live logging writes); nowhere in an xdist worker, whose output
+        is not shown."""
         if hasattr(self.config, "workerinput"):
             return None
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:
             return None
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+
+        def emit(line: str) -> None:
+            # Under -q the dots line has no path, and write_line would not start a new line.
+            if getattr(reporter, "_width_of_current_line", 0):
+                reporter.write("\n")
+            reporter.write_line(line)
 
         def write(line: str) -> None:
-            reporter.write_line(line)
+            if capture is None:
+                emit(line)
+                return
+            with capture.global_and_fixture_disabled():
+                emit(line)
 
         return write
 
@@ -198,31 +212,80 @@ class DocevalSession:
 
     # -- model requests -----------------------------------------------------------------------
 
-    def prefetch(self, items: list[pytest.Item]) -> None:
-        """Start the selected tests' model requests concurrently, before the tests run."""
-        if not self.models.configs:
-            return
-        by_suite: dict[Path, list[CaseRef]] = {}
+    @property
+    def engine(self) -> Engine:
+        """The process's stage engine (made on first use)."""
+        if self._engine is None:
+            from pytest_doceval.engine import Engine, ExecutorSlot, parse_executor
+            from pytest_doceval.engine.executors import cpu_count
+
+            # xdist workers share the machine's cores: each pool takes its share of them.
+            workers = max(1, cpu_count() // self.models.workers)
+            slot = ExecutorSlot(parse_executor(self.options.executor, workers=workers))
+            self._engine = Engine(slot, self.cache, hub=self.models.hub)
+        return self._engine
+
+    def plan(self, items: Sequence[pytest.Item], *, announce: bool = True) -> None:
+        """Hand the stages of `items` (in their order) to the engine, which starts them at
+        once; tests not planned yet only. A suite or case whose stages cannot be declared
+        plans none: its test reports the cause."""
         for item in items:
             ref = getattr(item, "ref", None)
-            if isinstance(ref, CaseRef):
-                by_suite.setdefault(item.path, []).append(ref)
-        requests: list[Any] = []
-        for file, refs in by_suite.items():
+            if not isinstance(ref, CaseRef) or item.nodeid in self._stage_keys:
+                continue
             try:
-                suite = self.suite(file)
-                requests.extend(suite.requests(refs, RunContext(self.cache)))
+                stages = self.suite(item.path).stages(ref, RunContext(self.cache))
             except DocevalError:
-                continue  # each test of a broken suite reports the error itself
-        self.models.start_prefetch(requests)
+                stages = ()
+            self._stage_keys[item.nodeid] = []
+            if stages:
+                self._stage_keys[item.nodeid] = self.engine.add(stages)
+        if not announce or self._engine is None:
+            return
+        cpu, model = self._engine.to_run()
+        if cpu or model:
+            slot = self._engine.slot
+            snapshot = self._engine.snapshot()
+            self.progress().say(
+                start_line(
+                    snapshot, cpu=cpu, model=model, executor=slot.spec.text, workers=slot.workers
+                )
+            )
+
+    def progress(self) -> Progress:
+        if self._progress is None:
+            self._progress = Progress(self.progress_writer())
+        return self._progress
+
+    def wait_for_stages(self, nodeid: str) -> None:
+        """Wait for the stages of test `nodeid`, saying how the run goes every few seconds."""
+        keys = self._stage_keys.get(nodeid)
+        if not keys or self._engine is None:
+            return
+        progress = self.progress()
+        while not self._engine.wait(keys, timeout=max(0.05, progress.until_due())):
+            progress.tick(self._engine.snapshot())
+
+    def between_tests(self) -> None:
+        if self._engine is not None:
+            self.progress().tick(self._engine.snapshot())
 
     def close_models(self) -> None:
-        if "heartbeat" in self.__dict__:
-            self.heartbeat.close()
-        summary = self.models.prefetch_summary()
-        if summary:
-            self.summary_lines.append(f"doceval models: {summary}")
+        """Stop the engine (what is still queued or in flight is no longer needed: the tests
+        are over, or the run was interrupted) and the models; one line of totals."""
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.close(cancel=True)
+            self.totals.add(Totals.of(engine.snapshot(), self.models.request_counts()).to_dict())
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:  # the controller sums the workers' (`add_worker_totals`)
+            workeroutput["doceval_engine"] = self.totals.to_dict()
+        elif self.totals.stages:
+            self.summary_lines.append(summary_line(self.totals))
         self.models.close()
+
+    def add_worker_totals(self, totals: Mapping[str, Any]) -> None:
+        self.totals.add(totals)
 
     # -- one test -----------------------------------------------------------------------------
 
@@ -230,7 +293,9 @@ class DocevalSession:
         baseline = self._comparable_baseline(suite)
         previous = baseline.cache_key(ref.key) if baseline is not None else None
         metrics = baseline.metrics(ref.key) if baseline is not None else None
-        ctx = RunContext(self.cache, previous_cache_key=previous, baseline=metrics)
+        ctx = RunContext(
+            self.cache, previous_cache_key=previous, baseline=metrics, engine=self._engine
+        )
         result = suite.evaluate(ref, ctx)
         for metric in result.metrics:
             suite.metric_spec(metric)  # a kind must declare what it measures

@@ -47,7 +47,9 @@ def test_bad_pdfs_error_on_their_own_tests(pytester: pytest.Pytester) -> None:
             "ERROR *corrupt[[]pymupdf] - not a readable PDF*",
             "ERROR *encrypted[[]pymupdf] - the PDF is encrypted*",
             "ERROR *zero[[]pymupdf] - the PDF has no pages*",
-            "*the PDF is encrypted (password required) (cases/pdfs/encrypted/document.pdf)",
+            # the cause, the stage that failed (the case, the system), and the file
+            "*the PDF is encrypted (password required) (stage pymupdf on "
+            "encrypted/document.pdf) (cases/pdfs/encrypted/document.pdf)",
         ]
     )
     report = read_report(pytester.path / "doceval-report.json")

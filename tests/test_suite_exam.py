@@ -21,6 +21,7 @@ from rapidfuzz.distance import Levenshtein
 
 from pytest_doceval.cache import OutputCache
 from pytest_doceval.config import StatsConfig, load_suite_spec
+from pytest_doceval.engine import CpuStage, ModelStage
 from pytest_doceval.errors import (
     CaseInputError,
     SuiteConfigError,
@@ -253,18 +254,26 @@ def evaluate_all(suite: ExamSuite, context: RunContext) -> dict[str, Any]:
     return {ref.key: suite.evaluate(ref, context) for ref in suite.case_refs()}
 
 
-def test_the_prefetch_builds_the_very_requests_the_tests_send(
+def test_the_stages_build_the_very_requests_the_tests_send(
     tmp_path: Path, sent: list[ChatRequest], ocr_calls: list[bytes]
 ) -> None:
     toml = 'models = ["m"]\ntracks = ["A", "B1", "B2", "C"]\n[systems.m]\nmax_tokens = 64\n'
     suite = build(write(tmp_path, toml, [question(0), question(1, oracle=False)]), "m")
     context = ctx(tmp_path)
-    before = {r.cache_key() for r in suite.requests(suite.case_refs(), context)}
-    assert len(before) == 3  # A twice, B2 once: rapidocr has read nothing yet
+    stages = {s.key: s for ref in suite.case_refs() for s in suite.stages(ref, context)}
+    ocr = [s for s in stages.values() if isinstance(s, CpuStage)]
+    answers = [s for s in stages.values() if isinstance(s, ModelStage)]
+    assert len(ocr) == 2  # one RapidOCR stage per image: B1 and C share its reading
+    assert len(answers) == 7 and all(len(s.needs) <= 1 for s in answers)
     results = evaluate_all(suite, context)
     assert len(sent) == 7 and len(ocr_calls) == 2  # B1 and C share one reading per image
-    after = {r.cache_key() for r in suite.requests(suite.case_refs(), context)}
-    assert after == {r.cache_key() for r in sent} and before < after
+    texts = {
+        s.key: suite.ocr.read(q, q.read_image(suite.spec.path), context).text
+        for q in suite.questions
+        for s in [suite.ocr.stage(q, q.read_image(suite.spec.path))]
+    }
+    built = {r.cache_key() for s in answers for r in s.build(tuple(texts[k] for k in s.needs))}
+    assert built == {r.cache_key() for r in sent}  # the stages ask what the tests asked
     for request in sent:
         assert request.generation == {"temperature": 0.0, "max_tokens": 64, "top_p": 1.0}
     assert results["q0[m-A]"].metrics == {
@@ -272,18 +281,18 @@ def test_the_prefetch_builds_the_very_requests_the_tests_send(
         "parse_failure": 0.0,
     }
     fresh = build(write(tmp_path, toml, [question(0), question(1, oracle=False)]), "m")
-    fresh_keys = {r.cache_key() for r in fresh.requests(fresh.case_refs(), ctx(tmp_path))}
-    assert fresh_keys == after  # another process finds the OCR text in the output cache
-    evaluate_all(fresh, ctx(tmp_path))
+    evaluate_all(fresh, ctx(tmp_path))  # another process finds the OCR text in the cache
     assert len(ocr_calls) == 2
 
 
-def test_a_model_ocr_is_prefetched_and_its_text_reaches_b1(
+def test_a_model_ocr_is_a_model_stage_and_its_text_reaches_b1(
     tmp_path: Path, sent: list[ChatRequest]
 ) -> None:
     toml = 'models = ["m"]\ntracks = ["B1"]\nocr = "reader"\nocr_max_tokens = 300\n'
     suite = build(write(tmp_path, toml, [question(0), question(1)]), "m", "reader")
-    first = suite.requests(suite.case_refs(), ctx(tmp_path))
+    stages = [s for ref in suite.case_refs() for s in suite.stages(ref, ctx(tmp_path))]
+    ocr = [s for s in stages if isinstance(s, ModelStage) and s.model == "reader"]
+    first = [r for s in ocr for r in s.build(())]
     assert [r.model for r in first] == ["reader", "reader"]
     assert {r.generation["max_tokens"] for r in first} == {300}
     results = evaluate_all(suite, ctx(tmp_path))
@@ -317,7 +326,8 @@ def test_unconfigured_models_skip_with_how_to(tmp_path: Path) -> None:
         suite.evaluate(refs["q0[ghost-A]"], ctx(tmp_path))
     with pytest.raises(SystemUnavailable, match=r"ocr = 'reader', which is not configured"):
         suite.evaluate(refs["q0[m-B1]"], ctx(tmp_path))
-    assert suite.requests(list(refs.values()), ctx(tmp_path)) != []  # m-A is still prefetched
+    assert suite.stages(refs["q0[m-A]"], ctx(tmp_path))  # m-A still has its answer stage
+    assert not suite.stages(refs["q0[ghost-A]"], ctx(tmp_path))  # its test says why
 
 
 def test_random_is_seeded_and_needs_nothing(tmp_path: Path) -> None:
@@ -331,7 +341,7 @@ def test_random_is_seeded_and_needs_nothing(tmp_path: Path) -> None:
     assert answers != [int(second[f"q{i}[random-A]"].views["answer"]["raw"]) for i in range(30)]
     for i in range(30):  # the same answer on every track: its deltas are exactly zero
         assert first[f"q{i}[random-A]"].metrics == first[f"q{i}[random-B2]"].metrics
-    assert plain.requests(plain.case_refs(), ctx(tmp_path)) == []
+    assert not any(plain.stages(ref, ctx(tmp_path)) for ref in plain.case_refs())
 
 
 def test_a_changed_answer_shows_against_the_baseline_answer(

@@ -495,7 +495,7 @@ def test_llm_requests_carry_the_schema_at_temperature_zero(tmp_path: Path) -> No
     )
     suite = load(suite_dir, runtime(mistral="http://127.0.0.1:9/v1"))
     refs = suite.case_refs()
-    requests = suite.requests(refs, context())
+    requests = stage_requests(suite, refs)
     assert len(requests) == len(refs) == 6
     body = requests[1].body()
     assert body["temperature"] == 0.0
@@ -515,7 +515,12 @@ def test_llm_requests_carry_the_schema_at_temperature_zero(tmp_path: Path) -> No
     toml.write_text(toml.read_text() + '\n[systems.mistral]\ninstructions = "Pages only."\n')
     other = load(suite_dir, runtime(mistral="http://127.0.0.1:9/v1"))
     assert other.llms["mistral"].prompt_hash != fingerprint["prompt"]
-    assert "\nPages only.\n" in other.requests(refs, context())[0].body()["messages"][1]["content"]
+    assert "\nPages only.\n" in stage_requests(other, refs)[0].body()["messages"][1]["content"]
+
+
+def stage_requests(suite: Any, refs: list[Any]) -> list[Any]:
+    """The requests the suite's model stages send for `refs` (what the engine would send)."""
+    return [r for ref in refs for stage in suite.stages(ref, context()) for r in stage.build(())]
 
 
 def test_without_a_schema_entries_get_a_derived_one_and_fields_json_object(tmp_path: Path) -> None:
@@ -524,14 +529,14 @@ def test_without_a_schema_entries_get_a_derived_one_and_fields_json_object(tmp_p
         write_extraction_suite(tmp_path, "e", pages, toml=ENTRIES_TOML, systems=["m"]),
         runtime(m="http://127.0.0.1:9/v1"),
     )
-    derived = suite.requests(suite.case_refs(), context())[0].body()["response_format"]
+    derived = stage_requests(suite, suite.case_refs())[0].body()["response_format"]
     items = derived["json_schema"]["schema"]["properties"]["speakers"]["items"]
     assert items["required"] == ["name", "pages"]
     fields = load(
         write_extraction_suite(tmp_path, "f", pages, toml=FIELDS_TOML, systems=["m"]),
         runtime(m="http://127.0.0.1:9/v1"),
     )
-    body = fields.requests(fields.case_refs(), context())[0].body()
+    body = stage_requests(fields, fields.case_refs())[0].body()
     assert body["response_format"] == {"type": "json_object"}
 
 

@@ -10,7 +10,7 @@ must be deterministic (pytest-xdist compares it across workers), so kinds sort w
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -21,8 +21,9 @@ from pytest_doceval.metrics.spec import MetricSpec, find_spec
 from pytest_doceval.rows import row_key
 
 if TYPE_CHECKING:
-    from pytest_doceval.cache import OutputCache
+    from pytest_doceval.cache import CachedOutput, OutputCache
     from pytest_doceval.config import StatsConfig, SuiteSpec
+    from pytest_doceval.engine import Engine, Stage
     from pytest_doceval.results import CaseResult
     from pytest_doceval.systems import SystemEnv
 
@@ -44,12 +45,30 @@ class CaseRef:
 @dataclass(frozen=True)
 class RunContext:
     """What evaluation needs from the session: the output cache, the cache key of the output
-    the baseline was made from (None when unknown), for "what changed" views, and the
-    baseline's metrics of this (case, system) when a comparable baseline has them."""
+    the baseline was made from (None when unknown), for "what changed" views, the
+    baseline's metrics of this (case, system) when a comparable baseline has them, and the
+    run's engine, which holds the outputs of the stages `Suite.stages` declared."""
 
     cache: OutputCache
     previous_cache_key: str | None = None
     baseline: Mapping[str, float] | None = None
+    engine: Engine | None = None
+
+    def output(
+        self, fingerprint: Mapping[str, Any], input_digest: str, compute: Callable[[], str]
+    ) -> CachedOutput:
+        """The output keyed by (`fingerprint`, `input_digest`): the engine's (waiting for it,
+        raising its failure) when a declared stage has that key, else the cache's or
+        `compute`'s (a test evaluated without an engine, e.g. by a unit test)."""
+        from pytest_doceval.cache import CachedOutput, cache_key
+        from pytest_doceval.engine import MISSING
+
+        if self.engine is not None:
+            key = cache_key(fingerprint, input_digest)
+            found = self.engine.output(key)
+            if found is not MISSING:
+                return CachedOutput(key, found, hit=True)
+        return self.cache.get_or_compute(fingerprint, input_digest, compute)
 
 
 class Analysis(Protocol):
@@ -116,11 +135,12 @@ class Suite(ABC):
     def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
         """Score one reference; raise a `DocevalError` naming the file and cause on bad input."""
 
-    def requests(self, refs: Sequence[CaseRef], ctx: RunContext) -> Iterable[Any]:
-        """The model requests (`ChatRequest`) that evaluating `refs` will make, as far as they
-        are known without running anything slow: the session sends them concurrently after
-        collection, so the tests find their answers cached. Must build the very requests
-        `evaluate` builds, or the prefetch is wasted."""
+    def stages(self, ref: CaseRef, ctx: RunContext) -> Sequence[Stage]:
+        """The stages producing `ref`'s output (see `pytest_doceval.engine`), each after the
+        ones it needs; the engine runs them for the selected tests before and while the tests
+        run, and `evaluate` reads their outputs through ``ctx``. Default: none (`evaluate`
+        does all the work itself). Raise nothing: a ref whose stages cannot be declared
+        returns none, and its `evaluate` reports the cause."""
         return ()
 
     def system_names(self) -> list[str]:

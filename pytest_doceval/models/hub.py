@@ -21,6 +21,7 @@ import concurrent.futures
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,6 +82,9 @@ class Hub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        # Distinct requests of this process by where their answer came from (model, cache,
+        # peer) or "failed": every request, whichever path asked for it.
+        self.counts: Counter[str] = Counter()
 
     # -- the loop thread -------------------------------------------------------------------
 
@@ -146,6 +150,15 @@ class Hub:
 
     # -- the synchronous API ---------------------------------------------------------------
 
+    def run(self, coro: Any) -> concurrent.futures.Future[Any]:
+        """Run `coro` on the hub's loop (where `get` may be awaited); returns at once, so it
+        may be called from the loop itself (a model stage finishing starts the next one)."""
+        return asyncio.run_coroutine_threadsafe(coro, self._ensure_loop())
+
+    async def get(self, request: ChatRequest) -> ChatResponse:
+        """On the hub's loop: the response to `request`, each key fetched once."""
+        return await self._get(request)
+
     def complete_sync(self, request: ChatRequest, *, timeout: float | None = None) -> ChatResponse:
         """The response to `request`: from this run, the cache, a peer, or sent now.
         Raises the request's `ModelError` if it failed."""
@@ -205,8 +218,15 @@ class Hub:
             task = self._tasks[key] = asyncio.get_running_loop().create_task(
                 self._fetch(request, key)
             )
+            task.add_done_callback(self._count)
         # Shielded: a caller giving up must not cancel the request for everyone else.
         return await asyncio.shield(task)
+
+    def _count(self, task: asyncio.Task[ChatResponse]) -> None:
+        if task.cancelled():
+            return
+        error = task.exception()
+        self.counts["failed" if error is not None else task.result().source] += 1
 
     async def _fetch(self, request: ChatRequest, key: str) -> ChatResponse:
         hit = self.cache.get(key)

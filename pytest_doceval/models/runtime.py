@@ -1,15 +1,14 @@
 """The models of one run: configurations, a lazily started hub, and handles for systems.
 
-Systems reach a model through `ModelHandle` (``env.model(name)``); the session prefetches the
-selected tests' requests through `ModelRuntime.start_prefetch` after collection, so requests go
-out concurrently while the tests consume the cache. Nothing here starts a thread or imports
+Systems reach a model through `ModelHandle` (``env.model(name)``); the engine's model stages
+reach the hub (`ModelRuntime.hub`) directly, so requests go out concurrently while the tests
+consume their answers. Nothing here starts a thread or imports
 httpx until a model is actually asked for.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ from pytest_doceval.errors import SuiteConfigError
 
 if TYPE_CHECKING:
     from pytest_doceval.models.config import ModelConfig
-    from pytest_doceval.models.hub import Hub, PrefetchSummary
+    from pytest_doceval.models.hub import Hub
     from pytest_doceval.models.requests import ChatRequest, Message
 
 
@@ -36,6 +35,15 @@ class ModelHandle:
     def fingerprint(self) -> dict[str, Any]:
         """What about the model changes its answers (never the key or the timeout)."""
         return {"model": self.config.model, "base_url": self.config.base_url}
+
+    def max_tokens(self, system: int | None, default: int | None) -> int | None:
+        """The answer budget of a request: the model's own ``max_tokens`` (its
+        ``[tool.doceval.models.NAME]`` table) first, then the system's setting, then the
+        kind's default (None: the server's). The one home of this rule."""
+        for value in (self.config.max_tokens, system, default):
+            if value:
+                return value
+        return None
 
     def request(
         self, messages: Sequence[Message], *, case: str, prompt_version: str, **overrides: Any
@@ -70,7 +78,6 @@ class ModelRuntime:
         self.workers = workers
         self.source = source
         self._hub: Hub | None = None
-        self._prefetch: concurrent.futures.Future[PrefetchSummary] | None = None
 
     def handle(self, name: str) -> ModelHandle:
         config = self.configs.get(name)
@@ -95,24 +102,10 @@ class ModelRuntime:
             self._hub = Hub(client, cache)
         return self._hub
 
-    def start_prefetch(self, requests: Iterable[ChatRequest]) -> None:
-        """Send `requests` concurrently in the background (each distinct one once, also across
-        xdist workers when the cache can hold claims)."""
-        wanted = list(requests)
-        if not wanted:
-            return
-        hub = self.hub()
-        if self.workers > 1 and not hub.cache.writes:
-            return  # without a shared cache, workers would send the same requests twice
-        self._prefetch = hub.start_prefetch(wanted)
-
-    def prefetch_summary(self) -> str | None:
-        if self._prefetch is None or not self._prefetch.done():
-            return None
-        try:
-            return self._prefetch.result().describe()
-        except Exception as exc:  # reported, never raised: each test reports its own failure
-            return f"prefetch failed: {exc}"
+    def request_counts(self) -> dict[str, int]:
+        """Distinct requests of this process by where their answer came from (``model``:
+        sent, ``cache``, ``peer``) or ``failed``; empty when no model was asked."""
+        return {} if self._hub is None else dict(self._hub.counts)
 
     def close(self) -> None:
         if self._hub is not None:

@@ -34,8 +34,10 @@ class Parser(Protocol):
 @runtime_checkable
 class RefiningParser(Protocol):
     """A two-stage system: the parser named ``stage1`` first (cached as when it runs alone),
-    then ``refine`` (a model) on its text. ``requests`` lists the model requests ``refine``
-    will send, for the prefetch."""
+    then ``refine`` on its text. One that also has ``model()`` and ``combine(answers, case=)``
+    (the built-in ones) has its second stage run as a model stage: ``requests`` builds the
+    requests for stage 1's text and ``combine`` reads their answers; any other runs
+    ``refine`` as a CPU stage."""
 
     name: str
     stage1: str
@@ -111,6 +113,11 @@ class BuiltinParser:
                 ) from None
         self.env = env
         self.check()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A parser sent to a worker process (a CPU stage) runs ``parse`` there, which needs
+        # only its settings; its env (models, the registry, threads) stays in this process.
+        return {**self.__dict__, "env": None}
 
     def check(self) -> None:
         """Validate settings (raise ValueError with the rule that failed)."""

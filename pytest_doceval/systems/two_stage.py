@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,6 +23,7 @@ from pytest_doceval.errors import SystemRunError, SystemUnavailable
 from pytest_doceval.systems.base import BuiltinParser
 
 PROMPT_VERSION = "restructure-v1"
+MAX_TOKENS = 4096  # the kind's default answer budget of a window
 SYSTEM_PROMPT = (
     "You restructure text extracted from a PDF into markdown. Keep every word of the text, in "
     "its order, and add nothing. Mark up the structure the text shows: headings with #, bulleted "
@@ -63,11 +64,15 @@ class TwoStageParser(BuiltinParser):
 
     stage1: ClassVar[str]
     revision = 1
-    defaults: ClassVar[Mapping[str, Any]] = {"model": "", "window_chars": 6000, "max_tokens": 4096}
+    # max_tokens 0: not set here (the model's own max_tokens, else MAX_TOKENS; see
+    # `ModelHandle.max_tokens`).
+    defaults: ClassVar[Mapping[str, Any]] = {"model": "", "window_chars": 6000, "max_tokens": 0}
 
     def check(self) -> None:
         if self.settings["window_chars"] < 500:
             raise ValueError(f"{self.name} window_chars must be at least 500")
+        if self.settings["max_tokens"] < 0:
+            raise ValueError(f"{self.name} max_tokens must be at least 1")
         self.model_name: str = self.settings["model"] or (self._default_model() or "")
 
     def _default_model(self) -> str | None:
@@ -85,6 +90,13 @@ class TwoStageParser(BuiltinParser):
             )
         return self.env.model(self.model_name)
 
+    def max_tokens(self) -> int:
+        """The answer budget: the model's max_tokens, else this system's, else 4096."""
+        system = self.settings["max_tokens"] or None
+        if not self.model_name:
+            return system or MAX_TOKENS
+        return self.model().max_tokens(system, MAX_TOKENS) or MAX_TOKENS
+
     def fingerprint(self) -> dict[str, Any]:
         stage1 = self.env.system(self.stage1).fingerprint()
         model = self.model().fingerprint() if self.model_name else {}
@@ -95,7 +107,7 @@ class TwoStageParser(BuiltinParser):
             "model": model,
             "prompt": PROMPT_HASH,
             "window_chars": self.settings["window_chars"],
-            "max_tokens": self.settings["max_tokens"],
+            "max_tokens": self.max_tokens(),
         }
 
     def requests(self, stage1_text: str, *, case: str) -> list[Any]:
@@ -112,24 +124,31 @@ class TwoStageParser(BuiltinParser):
                 case=case,
                 prompt_version=PROMPT_HASH,
                 temperature=0.0,
-                max_tokens=self.settings["max_tokens"],
+                max_tokens=self.max_tokens(),
             )
             for window in windows(stage1_text, self.settings["window_chars"])
         ]
 
-    def refine(self, stage1_text: str, *, case: str) -> str:
-        """Stage 2: the model's markdown for `stage1_text` (empty when stage 1 found nothing)."""
-        model = self.model()
-        answers = []
-        for number, request in enumerate(self.requests(stage1_text, case=case), 1):
-            answer = unfence(model.complete(request))
-            if not answer:
+    def combine(self, answers: Sequence[str], *, case: str) -> str:
+        """Stage 2's markdown from the answers to `requests` (one per window, in order); an
+        empty answer is an error, never an empty output."""
+        texts = []
+        for number, answer in enumerate(answers, 1):
+            text = unfence(answer)
+            if not text:
                 raise SystemRunError(
-                    f"model {model.name!r} answered with nothing for window {number} of "
+                    f"model {self.model_name!r} answered with nothing for window {number} of "
                     f"{case!r} ({self.name})"
                 )
-            answers.append(answer)
-        return "\n\n".join(answers)
+            texts.append(text)
+        return "\n\n".join(texts)
+
+    def refine(self, stage1_text: str, *, case: str) -> str:
+        """Stage 2 synchronously: the model's markdown for `stage1_text` (empty when stage 1
+        found nothing)."""
+        model = self.model()
+        requests = self.requests(stage1_text, case=case)
+        return self.combine([model.complete(r) for r in requests], case=case)
 
     def parse(self, pdf: Path) -> str:
         """Both stages without the output cache (the documents kind caches each stage)."""

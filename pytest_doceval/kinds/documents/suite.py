@@ -14,13 +14,14 @@ is not a registered parser but has ``outputs/<name>.md`` in the cases is a preco
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pytest_doceval.cache import cache_key, file_digest
+from pytest_doceval.cache import file_digest
 from pytest_doceval.config import SuiteSpec
+from pytest_doceval.engine import Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.analyses import AllPairs
@@ -43,6 +44,7 @@ from pytest_doceval.report.paper import TableBuilder
 from pytest_doceval.results import CaseResult
 from pytest_doceval.systems import Parser, SystemEnv
 from pytest_doceval.systems.base import RefiningParser, run_system
+from pytest_doceval.systems.staged import parse_file, parse_stages
 from pytest_doceval.text.normalise import PROFILES, RAW, Profile, get_profile
 from pytest_doceval.text.tokenise import LANGUAGES, tokeniser_for
 
@@ -345,23 +347,24 @@ class DocumentsSuite(Suite):
             flags=chunks.flags,
         )
 
-    def requests(self, refs: Sequence[CaseRef], ctx: RunContext) -> list[Any]:
-        """Stage 2's model requests of two-stage systems whose stage-1 output is cached
-        already (a stage 1 still to parse sends its requests when its test runs)."""
-        out: list[Any] = []
-        for ref in refs:
-            parser = self.parsers.get(ref.system)
-            pdf = self.spec.path / ref.case / DOCUMENT
-            if not isinstance(parser, RefiningParser) or not pdf.is_file():
-                continue
-            try:
-                first = self.systems_env.system(parser.stage1)
-                text = ctx.cache.get(cache_key(first.fingerprint(), file_digest(pdf)))
-                if text is not None:
-                    out.extend(parser.requests(text, case=ref.case))
-            except DocevalError:
-                continue  # its test reports the cause
-        return out
+    def stages(self, ref: CaseRef, ctx: RunContext) -> list[Stage]:
+        """A registered system's parse of the case's PDF (and a two-stage system's model
+        stage); none for a precomputed system, or when the PDF is missing (the test says so)."""
+        pdf = self.spec.path / ref.case / DOCUMENT
+        if ref.system not in self.parsers or not pdf.is_file():
+            return []
+        try:
+            return parse_stages(
+                ref.system,
+                lambda name: self.parsers.get(name) or self.systems_env.system(name),
+                input_digest=file_digest(pdf),
+                call=parse_file,
+                args=(pdf,),
+                what=f"{ref.case}/{DOCUMENT}",
+                case=ref.case,
+            )
+        except DocevalError:
+            return []  # evaluate reports the cause
 
     def _parse(self, system: str, pdf: Path, ctx: RunContext) -> Parsed:
         """`system`'s output for `pdf`, through the output cache; a two-stage system's stage 1
@@ -372,7 +375,7 @@ class DocumentsSuite(Suite):
         if isinstance(parser, RefiningParser):
             first = self._parse(parser.stage1, pdf, ctx)
             fingerprint = parser.fingerprint()
-            cached = ctx.cache.get_or_compute(
+            cached = ctx.output(
                 fingerprint,
                 first.key,
                 lambda: run_system(
@@ -381,11 +384,7 @@ class DocumentsSuite(Suite):
             )
             return Parsed(cached.text, fingerprint, cached.key, first.text, parser.stage1)
         fingerprint = parser.fingerprint()
-        cached = ctx.cache.get_or_compute(
-            fingerprint,
-            file_digest(pdf),
-            lambda: run_system(system, pdf, lambda: parser.parse(pdf)),
-        )
+        cached = ctx.output(fingerprint, file_digest(pdf), lambda: parse_file(system, parser, pdf))
         return Parsed(cached.text, fingerprint, cached.key)
 
 

@@ -12,12 +12,14 @@ text is scored against it as ``ocr_cer`` (`OCR_TEXT` normalises both sides first
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 from pytest_doceval.cache import cache_key
+from pytest_doceval.engine import MISSING, CpuStage, ModelStage, Stage
 from pytest_doceval.errors import SuiteConfigError, SystemRunError, SystemUnavailable
 from pytest_doceval.kinds.base import RunContext
 from pytest_doceval.kinds.exam.inputs import RAPIDOCR
@@ -122,19 +124,20 @@ class OcrStep:
             fingerprint, request = self._rapidocr_fingerprint, None
         else:
             handle = self.handle()
+            max_tokens = handle.max_tokens(None, self.max_tokens)  # the model's, else ours
             request = handle.request(
                 OCR_PROMPT.messages(image=image),
                 case=question.id,
                 prompt_version=OCR_PROMPT.tag,
                 temperature=0.0,
-                max_tokens=self.max_tokens,
+                max_tokens=max_tokens,
                 top_p=1.0,
             )
             fingerprint = {
                 "ocr": "model",
                 "model": handle.fingerprint(),
                 "prompt": OCR_PROMPT.tag,
-                "max_tokens": self.max_tokens,
+                "max_tokens": max_tokens,
             }
         return OcrPlan(fingerprint, cache_key(fingerprint, sha256(image)), request)
 
@@ -143,10 +146,34 @@ class OcrStep:
         found = self._memo.get(plan.key)
         return found if found is not None else ctx.cache.get(plan.key)
 
-    def read(self, question: Question, image: bytes, ctx: RunContext) -> OcrText:
-        """The question image's text, read once per image and OCR (B1 and C share it)."""
+    def stage(self, question: Question, image: bytes) -> Stage:
+        """Reading the image as an engine stage: RapidOCR a CPU stage, a model OCR a model
+        stage; keyed (and cached) as `read` keys it."""
         plan = self.plan(question, image)
-        text = self.cached(plan, ctx)
+        label = f"ocr ({self.engine}) of {question.image} ({question.id})"
+        if plan.request is None:
+            return CpuStage(
+                plan.key, label, rapidocr_text, (image, question), fingerprint=plan.fingerprint
+            )
+        request = plan.request
+
+        def read(answers: Sequence[str]) -> str:
+            return self._checked(question, answers[0])
+
+        return ModelStage(
+            plan.key, label, self.name, lambda _: [request], read, fingerprint=plan.fingerprint
+        )
+
+    def read(self, question: Question, image: bytes, ctx: RunContext) -> OcrText:
+        """The question image's text, read once per image and OCR (B1 and C share it): the
+        engine's when a stage reads it, else here."""
+        plan = self.plan(question, image)
+        text = self._memo.get(plan.key)
+        if text is None and ctx.engine is not None:
+            found = ctx.engine.output(plan.key)
+            text = None if found is MISSING else found
+        if text is None:
+            text = self.cached(plan, ctx)
         if text is None:
             text = self._run(question, image, plan.request)
             ctx.cache.put(plan.key, text, plan.fingerprint)
@@ -155,20 +182,25 @@ class OcrStep:
 
     def _run(self, question: Question, image: bytes, request: ChatRequest | None) -> str:
         if request is None:
-            from pytest_doceval.systems.rapidocr_ocr import ocr_image
+            return rapidocr_text(image, question)
+        return self._checked(question, self.handle().complete(request))
 
-            try:
-                return ocr_image(image)
-            except Exception as exc:
-                raise SystemRunError(
-                    f"rapidocr failed on {question.image} ({question.id}): {exc}"
-                ) from exc
-        text = self.handle().complete(request)
+    def _checked(self, question: Question, text: str) -> str:
         if not text.strip():
             # A model that transcribes nothing failed; scoring B1 on an empty text would count
             # the OCR's failure as the answering model's wrong answer.
             raise SystemRunError(f"OCR model {self.name!r} returned no text for {question.image}")
         return text
+
+
+def rapidocr_text(image: bytes, question: Question) -> str:
+    """RapidOCR's text of a question image (a CPU stage's call: it may run in a worker)."""
+    from pytest_doceval.systems.rapidocr_ocr import ocr_image
+
+    try:
+        return ocr_image(image)
+    except Exception as exc:
+        raise SystemRunError(f"rapidocr failed on {question.image} ({question.id}): {exc}") from exc
 
 
 def report_ocr(question: Question, ocr: OcrText, result: CaseResult) -> None:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pytest_doceval.cache import cache_key
 from pytest_doceval.config import SuiteSpec
+from pytest_doceval.engine import MISSING, ModelStage, Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError, SystemUnavailable
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.kinds.base import Analysis, CaseRef, RunContext, Suite
@@ -259,11 +260,28 @@ class ExamSuite(Suite):
             fingerprint["ocr"] = ocr.fingerprint
             report_ocr(question, ocr, result)
         request = self._answer_request(handle, question, track, image, text)
-        output = handle.complete(request)
+        output = self._answer(handle, question, track, request, ctx, result)
         fingerprint |= {"prompt": track.prompt.tag, "generation": request.generation}
         result.fingerprint = fingerprint
         result.cache_key = _remember(fingerprint, request.cache_key(), output, ctx)
         return output
+
+    def _answer(
+        self,
+        handle: ModelHandle,
+        question: Question,
+        track: Track,
+        request: ChatRequest,
+        ctx: RunContext,
+        result: CaseResult,
+    ) -> str:
+        """The engine's answer when a stage asked it, else asked now."""
+        if ctx.engine is not None:
+            needs = [str(result.details["ocr"]["cache_key"])] if track.text == "ocr" else []
+            found = ctx.engine.output(self._answer_key(handle, question, track, needs))
+            if found is not MISSING:
+                return str(found)
+        return handle.complete(request)
 
     def _saved(self, model: str, track: str, question: str) -> str:
         path = self._outputs_path(model, track)
@@ -299,31 +317,56 @@ class ExamSuite(Suite):
             messages, case=question.id, prompt_version=track.prompt.tag, **generation
         )
 
-    def requests(self, refs: Sequence[CaseRef], ctx: RunContext) -> list[ChatRequest]:
-        """Every served A and B2 request; B1 and C ones whose OCR text is already read, and a
-        model OCR's own request where it is not (the answer follows when its test runs)."""
-        out: list[ChatRequest] = []
-        for ref in refs:
-            model, track = ref.labels.get("model", ""), get_track(ref.labels.get("track", "A"))
-            question = self.by_id.get(ref.case)
-            if question is None or ref.case in self.broken:
-                continue
-            if self.source(model, track.name) != "served":
-                continue
-            try:
-                handle = self.systems_env.model(model)
-                image = question.read_image(self.spec.path)
-                text = question.oracle_text if track.text == "oracle" else None
-                if track.text == "ocr":
-                    plan = self.ocr.plan(question, image)
-                    text = self.ocr.cached(plan, ctx)
-                    if text is None:
-                        out.extend([plan.request] if plan.request is not None else [])
-                        continue
-                out.append(self._answer_request(handle, question, track, image, text))
-            except DocevalError:
-                continue  # its test reports the cause
-        return out
+    def stages(self, ref: CaseRef, ctx: RunContext) -> list[Stage]:
+        """A served system's answer as a model stage, after the image's OCR stage on tracks
+        B1 and C (one OCR stage per image: B1 and C, and every model, share it)."""
+        model, track = ref.labels.get("model", ""), get_track(ref.labels.get("track", "A"))
+        question = self.by_id.get(ref.case)
+        if question is None or ref.case in self.broken:
+            return []
+        if self.source(model, track.name) != "served":
+            return []
+        try:
+            handle = self.systems_env.model(model)
+            image = question.read_image(self.spec.path)
+            stages: list[Stage] = []
+            if track.text == "ocr":
+                stages.append(self.ocr.stage(question, image))
+        except DocevalError:
+            return []  # its test reports the cause
+        oracle = question.oracle_text if track.text == "oracle" else None
+
+        def build(inputs: Sequence[Any]) -> list[ChatRequest]:
+            text = inputs[0] if inputs else oracle
+            return [self._answer_request(handle, question, track, image, text)]
+
+        needs = tuple(s.key for s in stages)
+        stages.append(
+            ModelStage(
+                self._answer_key(handle, question, track, needs),
+                f"{ref.system} answering {question.id}",
+                handle.name,
+                build,
+                lambda answers: answers[0],
+                needs=needs,
+            )
+        )
+        return stages
+
+    def _answer_key(
+        self, handle: ModelHandle, question: Question, track: Track, needs: Sequence[str]
+    ) -> str:
+        """An answer stage's key: the model and its settings, the track's prompt, the question
+        and the key of the OCR text it reads (its request is only known once that is read)."""
+        fingerprint = {
+            "answer": handle.fingerprint(),
+            "settings": self.config.settings.get(handle.name, {}),
+            "track": track.name,
+            "prompt": track.prompt.tag,
+            "question": question.id,
+            "image": question.image,
+        }
+        return cache_key(fingerprint, "+".join(needs))
 
 
 def _remember(fingerprint: Mapping[str, Any], digest: str, output: str, ctx: RunContext) -> str:

@@ -28,10 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from pytest_doceval.cache import cache_key
+from pytest_doceval.engine import MISSING, ModelStage
 from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemRunError
 from pytest_doceval.systems.two_stage import unfence
 
 if TYPE_CHECKING:
+    from pytest_doceval.kinds.base import RunContext
     from pytest_doceval.models.requests import ChatRequest
     from pytest_doceval.models.runtime import ModelHandle
 
@@ -222,13 +225,14 @@ class LLMExtractor:
             "model": self.model.fingerprint(),
             "prompt": self.prompt_hash,
             "response_format": self.response_format,
-            "max_tokens": self.max_tokens,
+            "max_tokens": self.model.max_tokens(self.max_tokens, None),
         }
 
     def _overrides(self) -> dict[str, Any]:
         out: dict[str, Any] = {"temperature": 0.0}
-        if self.max_tokens is not None:
-            out["max_tokens"] = self.max_tokens
+        max_tokens = self.model.max_tokens(self.max_tokens, None)  # the model's first
+        if max_tokens is not None:
+            out["max_tokens"] = max_tokens
         if self.response_format == "json_object":
             out["response_format"] = {"type": "json_object"}
         elif self.response_format == "json_schema":
@@ -251,10 +255,25 @@ class LLMExtractor:
             **self._overrides(),
         )
 
-    def extract(self, text: str, *, case: str) -> Prediction:
-        """The model's prediction for `text`; a `ModelError` when the call failed and a
-        `SystemRunError` for an empty answer (never scored as an empty prediction)."""
-        answer = self.model.complete(self.request(text, case=case))
+    def stage(self, text: str, *, case: str) -> ModelStage:
+        """The request for `text` as an engine stage (its output: the answer's text)."""
+        request = self.request(text, case=case)
+        key = cache_key(self.fingerprint(), hashlib.sha256(text.encode("utf-8")).hexdigest())
+        label = f"{self.name} (model {self.model.name!r}) on {case}"
+        return ModelStage(key, label, self.model.name, lambda _: [request], lambda a: a[0])
+
+    def extract(self, text: str, *, case: str, ctx: RunContext | None = None) -> Prediction:
+        """The model's prediction for `text` (the engine's answer when its stage asked it);
+        a `ModelError` when the call failed and a `SystemRunError` for an empty answer (never
+        scored as an empty prediction)."""
+        found: Any = MISSING
+        if ctx is not None and ctx.engine is not None:
+            found = ctx.engine.output(self.stage(text, case=case).key)
+        answer = (
+            str(found)
+            if found is not MISSING
+            else self.model.complete(self.request(text, case=case))
+        )
         if not answer.strip():
             raise SystemRunError(f"model {self.model.name!r} answered with nothing for {case!r}")
         return read_prediction(answer)

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pytest_doceval.config import SuiteSpec
+from pytest_doceval.engine import Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
@@ -280,29 +281,26 @@ class ExtractionSuite(Suite):
         path = self.spec.path / case / f"{variant}.txt"
         return read_text_file(path, f"OCR text of variant {variant!r}")
 
-    def requests(self, refs: Sequence[CaseRef], ctx: RunContext) -> list[Any]:
-        """The LLM extractors' requests: one per (page, variant), built as `evaluate` does."""
-        out: list[Any] = []
-        for ref in refs:
-            llm = self.llms.get(ref.labels.get("extractor", ""))
-            if llm is None:
-                continue
-            variant = ref.labels["variant"]
-            try:
-                text = self._variant_text(ref.case, variant)
-            except DocevalError:
-                continue  # its test reports the cause
-            out.append(llm.request(text, case=f"{ref.case} ({variant})"))
-        return out
+    def stages(self, ref: CaseRef, ctx: RunContext) -> list[Stage]:
+        """An LLM extractor's request on the (page, variant) OCR text, as a model stage."""
+        llm = self.llms.get(ref.labels.get("extractor", ""))
+        if llm is None:
+            return []
+        variant = ref.labels["variant"]
+        try:
+            text = self._variant_text(ref.case, variant)
+            return [llm.stage(text, case=f"{ref.case} ({variant})")]
+        except DocevalError:
+            return []  # its test reports the cause
 
     def _predict(
-        self, case: str, extractor: str, variant: str
+        self, case: str, extractor: str, variant: str, ctx: RunContext
     ) -> tuple[Prediction, str, dict[str, Any]]:
         """The prediction, where it came from (for notes) and the fingerprint."""
         if self.kinds[extractor] == "llm":
             llm = self.llms[extractor]
             text = self._variant_text(case, variant)
-            prediction = llm.extract(text, case=f"{case} ({variant})")
+            prediction = llm.extract(text, case=f"{case} ({variant})", ctx=ctx)
             return prediction, f"model {llm.model.name!r}'s answer", llm.fingerprint()
         path = self._output_path(case, extractor, variant)
         if not path.is_file():
@@ -318,7 +316,7 @@ class ExtractionSuite(Suite):
         extractor, variant = ref.labels["extractor"], ref.labels["variant"]
         truth_path = self.spec.path / ref.case / TRUTH
         truth = read_truth(truth_path)
-        prediction, source, fingerprint = self._predict(ref.case, extractor, variant)
+        prediction, source, fingerprint = self._predict(ref.case, extractor, variant, ctx)
         notes: list[str] = []
         if not prediction.valid:
             notes.append(f"{source} is {prediction.problem}: scored as an empty prediction")

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_doceval.atomic import write_bytes_atomic
-from pytest_doceval.cache import cache_key, file_digest
+from pytest_doceval.cache import file_digest
+from pytest_doceval.engine import Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SystemRunError, SystemUnavailable
 from pytest_doceval.kinds.base import RunContext
 from pytest_doceval.kinds.documents.suite import read_text_file
@@ -31,6 +32,7 @@ from pytest_doceval.kinds.facts.layout import PDF_DIR, SystemOutputs
 from pytest_doceval.kinds.facts.model import IMPLICIT_BASELINE_FILE
 from pytest_doceval.systems import Parser, SystemEnv
 from pytest_doceval.systems.base import RefiningParser, run_system
+from pytest_doceval.systems.staged import parse_stages
 
 __all__ = ["Page", "PageOutputs", "where"]
 
@@ -94,18 +96,22 @@ class PageOutputs:
             )
         return found
 
-    def requests(self, system: str, fact: Fact, ctx: RunContext) -> list[Any]:
-        """Stage 2's model requests for the fact's page when `system` is two-stage and its
-        stage-1 page output is cached already (else none: its test sends them)."""
-        parser = self.parsers.get(system)
+    def stages(self, system: str, fact: Fact) -> list[Stage]:
+        """The stages of `system`'s parse of the fact's page (none for a precomputed system,
+        or when the PDF is missing: the test says so)."""
         pdf = self.folder / PDF_DIR / fact.pdf
-        if not isinstance(parser, RefiningParser) or not pdf.is_file():
+        if system not in self.parsers or not pdf.is_file():
             return []
-        first = self.env.system(parser.stage1)
-        text = ctx.cache.get(
-            cache_key(first.fingerprint(), _page_input(self._digest(pdf), fact.page))
+        label = _page_label(fact)
+        return parse_stages(
+            system,
+            lambda name: self.parsers.get(name) or self.env.system(name),
+            input_digest=_page_input(self._digest(pdf), fact.page),
+            call=parse_page,
+            args=(pdf, fact.page),
+            what=label,
+            case=label,
         )
-        return [] if text is None else parser.requests(text, case=_page_label(fact))
 
     def _precomputed_page(self, system: str, fact: Fact) -> Page:
         folder = self.folder / system
@@ -140,7 +146,7 @@ class PageOutputs:
         if isinstance(parser, RefiningParser):
             first = self._parse(parser.stage1, pdf, fact, ctx)
             fingerprint = parser.fingerprint()
-            cached = ctx.cache.get_or_compute(
+            cached = ctx.output(
                 fingerprint,
                 first.key,
                 lambda: run_system(system, label, lambda: parser.refine(first.text, case=label)),
@@ -148,7 +154,7 @@ class PageOutputs:
             return Parsed(cached.text, fingerprint, cached.key)
         fingerprint = parser.fingerprint()
         digest = self._digest(pdf)
-        cached = ctx.cache.get_or_compute(
+        cached = ctx.output(
             fingerprint,
             _page_input(digest, fact.page),
             lambda: run_system(
@@ -171,6 +177,14 @@ class PageOutputs:
         if target.is_file():
             return target
         return write_bytes_atomic(target, _cut_page(pdf, page))
+
+
+def parse_page(system: str, parser: Parser, pdf: Path, page: int) -> str:
+    """A CPU stage's call: `parser` on page `page` of `pdf`, cut into a one-page PDF in a
+    temporary folder of its own (it may run in another process)."""
+    with tempfile.TemporaryDirectory(prefix="doceval-page-") as folder:
+        single = write_bytes_atomic(Path(folder, f"{pdf.stem}_pg{page}.pdf"), _cut_page(pdf, page))
+        return run_system(system, f"{pdf.name}#page={page}", lambda: parser.parse(single))
 
 
 def _cut_page(pdf: Path, page: int) -> bytes:

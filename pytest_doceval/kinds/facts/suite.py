@@ -36,11 +36,12 @@ gets the page cut into a one-page PDF, and its output is cached by (PDF digest, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any, ClassVar
 
 from pytest_doceval.config import SuiteSpec
+from pytest_doceval.engine import Stage
 from pytest_doceval.errors import DocevalError, SuiteConfigError, SystemUnavailable
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
@@ -216,21 +217,16 @@ class FactsSuite(Suite):
             failures=failures,
         )
 
-    def requests(self, refs: Sequence[CaseRef], ctx: RunContext) -> list[Any]:
-        """Stage 2's model requests of two-stage systems whose stage-1 page output is cached
-        already, once per page (a stage 1 still to parse sends them when its test runs)."""
-        out: list[Any] = []
-        seen: set[tuple[str, str, int]] = set()
-        for ref in refs:
-            fact = self.entries[ref.case].fact
-            if isinstance(fact, FactError) or (ref.system, fact.pdf, fact.page) in seen:
-                continue
-            seen.add((ref.system, fact.pdf, fact.page))
-            try:
-                out.extend(self.pages.requests(ref.system, fact, ctx))
-            except DocevalError:
-                continue  # its tests report the cause
-        return out
+    def stages(self, ref: CaseRef, ctx: RunContext) -> list[Stage]:
+        """A registered system's parse of the fact's page (shared by every fact of the page:
+        one key); none for a precomputed system or a broken fact line."""
+        fact = self.entries[ref.case].fact
+        if isinstance(fact, FactError):
+            return []
+        try:
+            return self.pages.stages(ref.system, fact)
+        except DocevalError:
+            return []  # its tests report the cause
 
 
 def _fact_fields(fact: Fact) -> dict[str, Any]:

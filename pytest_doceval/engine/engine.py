@@ -1,0 +1,401 @@
+"""The engine: runs the selected tests' stages in dependency order, each key once.
+
+`Engine.add` takes stages in pytest's item order. A stage whose output the output cache holds
+is done at once; a stage whose inputs exist is dispatched at once -- a CPU stage to the
+executor (in the order added, so early tests get their results first), a model stage to the
+model hub's event loop, where each model's ``max_concurrency`` bounds it -- and every finished
+stage dispatches the dependants it unblocks from the thread it finished on. So a model request
+never waits behind CPU work it does not depend on, and a test (`Engine.output`) blocks only on
+its own stages.
+
+A CPU stage that cannot cross to a worker process (`CpuStage.portable` false: a parser from a
+conftest.py) is *deferred* under the ``processes`` and Dask executors: it runs in the pytest
+process when its first test asks for it, as it did before the engine -- so a parser that kills
+its process loses only the test running it, not whichever test was running when it ran ahead.
+
+Failures: a stage that raises is failed, and so is every stage that needs it; the tests
+depending on them get a `StageFailed` naming the stage and the cause (a `SystemUnavailable`
+stays itself: its tests are skipped). A process pool broken by a dying worker is replaced and
+the stages it held run again, each in a pool of its own: the one that kills its worker again
+fails alone. Nothing failed is stored; stores are atomic (`OutputCache.put`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pytest_doceval.engine.executors import ExecutorSlot, process_pool
+from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, timed_call
+from pytest_doceval.errors import DocevalError, SystemRunError, SystemUnavailable
+
+if TYPE_CHECKING:
+    from pytest_doceval.cache import OutputCache
+    from pytest_doceval.models.hub import Hub
+
+_MISSING = object()
+
+
+class StageFailed(SystemRunError):
+    """A stage a test depends on failed (the message names the stage and the cause)."""
+
+
+@dataclass
+class _Node:
+    stage: Stage
+    state: str = "waiting"  # waiting | deferred | running | done | failed
+    output: Any = None
+    error: BaseException | None = None
+    cached: bool = False
+    isolated: bool = False  # rerun alone after its process pool broke
+    future: concurrent.futures.Future[Any] | None = None
+    dependants: list[str] = field(default_factory=list)
+    event: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the engine has done so far (for progress lines)."""
+
+    total: int
+    done: int
+    cached: int
+    failed: int
+    in_flight: dict[str, int]
+    cpu_seconds: float
+    elapsed: float
+
+    @property
+    def finished(self) -> int:
+        return self.done + self.failed
+
+    def eta(self) -> float | None:
+        worked = self.finished - self.cached
+        left = self.total - self.finished
+        if worked <= 0 or left <= 0:
+            return None
+        return self.elapsed / worked * left
+
+
+def _run_alone(stage: CpuStage, args: tuple[Any, ...]) -> tuple[Any, float]:
+    """`stage` in a process pool of its own (after a broken pool: whoever breaks this one is
+    the stage that kills its worker)."""
+    with process_pool(1) as pool:
+        result: tuple[Any, float] = pool.submit(timed_call, stage.call, args).result()
+        return result
+
+
+class Engine:
+    """One per process. `hub` gives the model hub (made on first model stage)."""
+
+    def __init__(
+        self,
+        slot: ExecutorSlot,
+        cache: OutputCache,
+        hub: Callable[[], Hub] | None = None,
+    ) -> None:
+        self.slot = slot
+        self.cache = cache
+        self._hub_factory = hub
+        self._nodes: dict[str, _Node] = {}
+        self._lock = threading.RLock()
+        self._threads: concurrent.futures.ThreadPoolExecutor | None = None
+        self._in_flight: Counter[str] = Counter()
+        self._cpu_seconds = 0.0
+        self._started: float | None = None
+        self._closed = False
+
+    # -- planning ------------------------------------------------------------------------------
+
+    def add(self, stages: Iterable[Stage]) -> list[str]:
+        """Plan `stages` (each after the ones it needs) and start what can start; returns
+        their keys. A key already planned is not planned again."""
+        keys = []
+        with self._lock:
+            if self._started is None:
+                self._started = time.monotonic()
+            for stage in stages:
+                keys.append(stage.key)
+                if stage.key in self._nodes:
+                    continue
+                node = self._nodes[stage.key] = _Node(stage)
+                if stage.fingerprint is not None:
+                    hit = self.cache.get(stage.key)
+                    if hit is not None:
+                        self._finish(node, hit, cached=True)
+                        continue
+                missing = [need for need in stage.needs if need not in self._nodes]
+                if missing:
+                    self._fail(node, DocevalError(f"needs stage {missing[0]}, never planned"))
+                    continue
+                for need in stage.needs:
+                    self._nodes[need].dependants.append(stage.key)
+                self._try_start(node)
+        return keys
+
+    def to_run(self) -> tuple[int, int]:
+        """(CPU, model) stages planned and not finished yet."""
+        with self._lock:
+            open_ = [n.stage for n in self._nodes.values() if n.state not in ("done", "failed")]
+        model = sum(isinstance(stage, ModelStage) for stage in open_)
+        return len(open_) - model, model
+
+    def knows(self, key: str) -> bool:
+        with self._lock:
+            return key in self._nodes
+
+    # -- results -------------------------------------------------------------------------------
+
+    def wait(self, keys: Sequence[str], timeout: float | None = None) -> bool:
+        """Wait until every stage of `keys` has finished; False if `timeout` ran out first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for key in keys:
+            node = self._nodes.get(key)
+            if node is None:
+                continue
+            self._run_if_deferred(node)
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not node.event.wait(left):
+                return False
+        return True
+
+    def output(self, key: str) -> Any:
+        """The output of stage `key` (waiting for it), `_MISSING` when not planned here; raises
+        the stage's failure."""
+        node = self._nodes.get(key)
+        if node is None:
+            return _MISSING
+        while not node.event.wait(0.05):  # a deferred stage's inputs may arrive meanwhile
+            self._run_if_deferred(node)
+        if node.error is not None:
+            error = node.error
+            # A skip stays a skip; KeyboardInterrupt or SystemExit raised by a stage stops
+            # the run as it would have in the test itself.
+            if isinstance(error, SystemUnavailable) or not isinstance(error, Exception):
+                raise error
+            cause = str(error) if isinstance(error, DocevalError) else _describe(error)
+            # The cause first (pytest's short summary cuts long lines), then where it happened;
+            # chained to the code's own exception (a parser's, shown under --tb=long).
+            origin = error.__cause__ if isinstance(error, DocevalError) else error
+            raise StageFailed(f"{cause} (stage {node.stage.label})") from (origin or error)
+        return node.output
+
+    def _run_if_deferred(self, node: _Node) -> None:
+        """Run a deferred stage here, in the calling (test's) thread; a KeyboardInterrupt it
+        raises stops the run. The deferred stages it needs run first."""
+        for need in node.stage.needs:
+            self._run_if_deferred(self._nodes[need])
+        with self._lock:
+            if node.state != "deferred":
+                return
+            node.state = "running"
+            stage = node.stage
+            assert isinstance(stage, CpuStage)
+            inputs = tuple(self._nodes[k].output for k in stage.needs)
+        try:
+            output, seconds = timed_call(stage.call, (*stage.args, *inputs))
+        except Exception as exc:
+            with self._lock:
+                self._fail(node, exc)
+            return
+        except BaseException as exc:
+            with self._lock:
+                self._fail(node, exc)
+            raise
+        with self._lock:
+            self._cpu_seconds += seconds
+            self._finish(node, output)
+
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            nodes = list(self._nodes.values())
+            return Snapshot(
+                total=len(nodes),
+                done=sum(n.state == "done" for n in nodes),
+                cached=sum(n.cached for n in nodes),
+                failed=sum(n.state == "failed" for n in nodes),
+                in_flight={m: n for m, n in self._in_flight.items() if n},
+                cpu_seconds=self._cpu_seconds,
+                elapsed=0.0 if self._started is None else time.monotonic() - self._started,
+            )
+
+    # -- running -------------------------------------------------------------------------------
+
+    def _try_start(self, node: _Node) -> None:
+        needs = [self._nodes[k] for k in node.stage.needs]
+        failed = next((n for n in needs if n.state == "failed"), None)
+        if failed is not None:
+            self._fail(node, _needed(failed))
+        elif all(n.state == "done" for n in needs) and not self._closed:
+            node.state = "running"
+            inputs = tuple(n.output for n in needs)
+            if isinstance(node.stage, CpuStage):
+                if not node.stage.portable and self.slot.spec.kind != "threads":
+                    node.state = "deferred"  # run by the first test that needs it
+                    return
+                self._start_cpu(node, node.stage, inputs)
+            else:
+                self._start_model(node, node.stage, inputs)
+
+    def _start_cpu(self, node: _Node, stage: CpuStage, inputs: tuple[Any, ...]) -> None:
+        args = (*stage.args, *inputs)
+        executor: concurrent.futures.Executor
+        try:
+            if node.isolated:
+                executor = self._thread_pool()
+                future = executor.submit(_run_alone, stage, args)
+            elif not stage.portable or self.slot.spec.kind == "threads":
+                executor = self._thread_pool()
+                future = executor.submit(timed_call, stage.call, args)
+            else:
+                executor = self.slot.get()
+                future = executor.submit(timed_call, stage.call, args)
+        except BrokenProcessPool:
+            self.slot.restart(executor)
+            node.isolated = True
+            self._start_cpu(node, stage, inputs)
+            return
+        except Exception as exc:  # an executor that cannot take work (a Dask scheduler gone)
+            self._fail(node, exc)
+            return
+        node.future = future
+        future.add_done_callback(lambda f: self._cpu_done(node, executor, inputs, f))
+
+    def _cpu_done(
+        self,
+        node: _Node,
+        executor: concurrent.futures.Executor,
+        inputs: tuple[Any, ...],
+        future: concurrent.futures.Future[Any],
+    ) -> None:
+        with self._lock:
+            try:
+                output, seconds = future.result()
+            except BrokenProcessPool as exc:
+                if node.isolated or self._closed:
+                    self._fail(node, DocevalError(f"its worker process died ({exc})"))
+                    return
+                self.slot.restart(executor)
+                node.isolated = True
+                assert isinstance(node.stage, CpuStage)
+                self._start_cpu(node, node.stage, inputs)
+                return
+            except concurrent.futures.CancelledError:
+                self._fail(node, DocevalError("cancelled: the run was stopped"))
+                return
+            except BaseException as exc:
+                self._fail(node, exc)
+                return
+            self._cpu_seconds += seconds
+            self._finish(node, output)
+
+    def _start_model(self, node: _Node, stage: ModelStage, inputs: tuple[Any, ...]) -> None:
+        assert self._hub_factory is not None, "a model stage needs the engine to have a hub"
+        try:
+            hub = self._hub_factory()
+            future = hub.run(self._ask_all(hub, stage, inputs))
+        except BaseException as exc:
+            self._fail(node, exc)
+            return
+        node.future = future
+        future.add_done_callback(lambda f: self._model_done(node, f))
+
+    async def _ask_all(self, hub: Hub, stage: ModelStage, inputs: tuple[Any, ...]) -> Any:
+        requests = stage.build(inputs)
+        answers = await asyncio.gather(*(self._ask(hub, stage.model, r) for r in requests))
+        return stage.read(answers)
+
+    async def _ask(self, hub: Hub, model: str, request: Any) -> str:
+        with self._lock:
+            self._in_flight[model] += 1
+        try:
+            return (await hub.get(request)).text
+        finally:
+            with self._lock:
+                self._in_flight[model] -= 1
+
+    def _model_done(self, node: _Node, future: concurrent.futures.Future[Any]) -> None:
+        with self._lock:
+            try:
+                output = future.result()
+            except concurrent.futures.CancelledError:
+                self._fail(node, DocevalError("cancelled: the run was stopped"))
+            except BaseException as exc:
+                self._fail(node, exc)
+            else:
+                self._finish(node, output)
+
+    def _finish(self, node: _Node, output: Any, *, cached: bool = False) -> None:
+        stage = node.stage
+        if not cached and stage.fingerprint is not None and isinstance(output, str):
+            with contextlib.suppress(OSError):  # the output is good; only keeping it failed
+                self.cache.put(stage.key, output, stage.fingerprint)
+        node.output, node.cached, node.state = output, cached, "done"
+        node.future = None
+        node.event.set()
+        for key in node.dependants:
+            dependant = self._nodes[key]
+            if dependant.state == "waiting":
+                self._try_start(dependant)
+
+    def _fail(self, node: _Node, error: BaseException) -> None:
+        node.error, node.state, node.future = error, "failed", None
+        node.event.set()
+        for key in node.dependants:
+            dependant = self._nodes[key]
+            if dependant.state == "waiting":
+                self._fail(dependant, _needed(node))
+
+    def _thread_pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        if self._threads is None:
+            self._threads = concurrent.futures.ThreadPoolExecutor(
+                self.slot.workers, thread_name_prefix="doceval-stage"
+            )
+        return self._threads
+
+    # -- stopping ------------------------------------------------------------------------------
+
+    def close(self, *, cancel: bool = False) -> None:
+        """Stop: with `cancel` (Ctrl-C, or the run ending early), drop queued stages and cancel
+        the ones running; every unfinished stage is failed so that nobody waits forever."""
+        with self._lock:
+            self._closed = True
+            running = [n for n in self._nodes.values() if n.state not in ("done", "failed")]
+            futures = [n.future for n in running if n.future is not None]
+        if cancel:
+            for future in futures:
+                future.cancel()
+        self.slot.close(cancel=cancel)
+        if self._threads is not None:
+            self._threads.shutdown(wait=not cancel, cancel_futures=cancel)
+        with self._lock:
+            for node in self._nodes.values():
+                if node.state not in ("done", "failed"):
+                    self._fail(node, DocevalError("not run: the run was stopped"))
+
+
+def _needed(failed: _Node) -> StageFailed:
+    """The failure of a stage that needs the failed stage `failed`: its cause, and where."""
+    error = failed.error
+    assert error is not None
+    cause = str(error) if isinstance(error, DocevalError) else _describe(error)
+    if isinstance(error, StageFailed):
+        return error  # already says which stage failed, and why
+    return StageFailed(f"{cause} (stage {failed.stage.label})")
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+# What `Engine.output` returns for a key it does not run.
+MISSING = _MISSING

@@ -1,0 +1,139 @@
+"""Where CPU stages run: ``processes`` (default), ``threads`` or ``dask:tcp://HOST:PORT``.
+
+Every executor is a `concurrent.futures.Executor`, so the engine treats them alike and every
+executor gives the same numbers. ``processes`` is a process pool with one worker per core
+(started with ``forkserver``: forking a process that already runs the model client's thread is
+not safe); a pool broken by a dying worker is replaced (`ExecutorSlot.restart`), and the engine
+resubmits the stages that were in it. ``dask:`` needs the optional extra ``dask``
+(``pip install pytest-doceval[dask]``) and a running scheduler whose workers can import
+pytest_doceval.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_doceval.errors import SuiteConfigError
+
+DEFAULT_EXECUTOR = "processes"
+
+
+@dataclass(frozen=True)
+class ExecutorSpec:
+    kind: str  # processes | threads | dask
+    address: str | None = None
+    workers: int = 0  # 0: one per core
+
+    @property
+    def text(self) -> str:
+        return f"dask:{self.address}" if self.kind == "dask" else self.kind
+
+
+def parse_executor(text: str, *, workers: int = 0) -> ExecutorSpec:
+    """``processes``, ``threads`` or ``dask:tcp://HOST:PORT``; anything else is an error."""
+    value = text.strip()
+    if value in ("processes", "threads"):
+        return ExecutorSpec(value, workers=workers)
+    if value.startswith("dask:") and "://" in value[5:]:
+        return ExecutorSpec("dask", value[5:])  # the cluster says how many workers
+    raise SuiteConfigError(
+        f"executor {text!r}: expected processes, threads or dask:tcp://HOST:PORT"
+    )
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def quiet_worker() -> None:
+    """A pool process's output goes nowhere: pytest captures what a parser prints in its own
+    process, and a worker's would otherwise land in the middle of pytest's progress line
+    (RapidOCR logs every model it loads). Failures still reach the tests as exceptions."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
+def process_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
+    """A process pool of `workers`, started by ``forkserver`` (see the module docstring)."""
+    context = multiprocessing.get_context("forkserver")
+    return concurrent.futures.ProcessPoolExecutor(
+        workers, mp_context=context, initializer=quiet_worker
+    )
+
+
+@dataclass
+class ExecutorSlot:
+    """The run's executor, made on first use and remade when a process pool breaks."""
+
+    spec: ExecutorSpec
+    _executor: concurrent.futures.Executor | None = None
+    _client: Any = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    restarts: int = 0
+
+    @property
+    def workers(self) -> int:
+        if self.spec.workers:
+            return self.spec.workers
+        if self.spec.kind == "dask" and self._client is not None:
+            return max(1, int(sum(self._client.nthreads().values())))
+        return cpu_count()
+
+    def get(self) -> concurrent.futures.Executor:
+        with self._lock:
+            if self._executor is None:
+                self._executor = self._make()
+            return self._executor
+
+    def _make(self) -> concurrent.futures.Executor:
+        if self.spec.kind == "threads":
+            return concurrent.futures.ThreadPoolExecutor(
+                self.workers, thread_name_prefix="doceval-cpu"
+            )
+        if self.spec.kind == "dask":
+            try:
+                from distributed import Client
+            except ImportError:
+                raise SuiteConfigError(
+                    f"executor {self.spec.text!r} needs Dask: pip install 'pytest-doceval[dask]'"
+                ) from None
+            self._client = Client(  # type: ignore[no-untyped-call]
+                self.spec.address, timeout=30, set_as_default=False
+            )
+            executor: concurrent.futures.Executor = self._client.get_executor(pure=False)
+            return executor
+        return process_pool(self.workers)
+
+    def restart(self, broken: concurrent.futures.Executor) -> None:
+        """Replace `broken` (a process pool whose worker died) unless already replaced."""
+        with self._lock:
+            if self._executor is not broken:
+                return
+            self._executor = None
+            self.restarts += 1
+        broken.shutdown(wait=False, cancel_futures=True)
+
+    def close(self, *, cancel: bool = False) -> None:
+        with self._lock:
+            executor, client = self._executor, self._client
+            self._executor = self._client = None
+        if client is not None and executor is not None:
+            executor.shutdown(wait=not cancel)  # Dask's: without wait, it cancels the rest
+        elif executor is not None:
+            processes = list((getattr(executor, "_processes", None) or {}).values())
+            executor.shutdown(wait=not cancel, cancel_futures=cancel)
+            if cancel:  # Ctrl-C: a parse still running must not hold the exit for minutes
+                for process in processes:
+                    process.terminate()
+        if client is not None:
+            client.close()

@@ -1,0 +1,71 @@
+"""Stages as data: what produces a test's output, declared before anything runs.
+
+A `CpuStage` is a picklable call (a parser on a PDF, an OCR of a page) run on the engine's
+executor; a `ModelStage` builds its chat requests from its inputs' outputs and reads the
+answers. Both name the stages they need (`needs`, by key) and carry their content `key`: a
+SHA-256 over everything that changes the output (input bytes or upstream keys, the system's
+fingerprint, prompt, generation settings) and nothing else (timeouts, concurrency, API keys).
+Two tests needing the same key share one run of the stage.
+
+A stage whose `fingerprint` is not None has its (text) output kept in the run's output cache
+under `key`, exactly as the cache keyed it before the engine existed, so baselines' cache keys
+do not move.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CpuStage:
+    """``call(*args, *outputs_of(needs))`` on the executor; `portable` says the call may
+    cross to another process (a function importable by name there: a parser defined in a
+    conftest is not, and runs on a thread of this process instead)."""
+
+    key: str
+    label: str
+    call: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+    needs: tuple[str, ...] = ()
+    fingerprint: Mapping[str, Any] | None = None
+    portable: bool = True
+
+
+@dataclass(frozen=True)
+class ModelStage:
+    """``read(answers)`` of the requests ``build(outputs_of(needs))`` sends to `model`.
+    ``build`` and ``read`` run in this process (they are cheap)."""
+
+    key: str
+    label: str
+    model: str
+    build: Callable[[Sequence[Any]], Sequence[Any]]
+    read: Callable[[Sequence[str]], Any]
+    needs: tuple[str, ...] = ()
+    fingerprint: Mapping[str, Any] | None = None
+
+
+Stage = CpuStage | ModelStage
+
+
+@dataclass
+class StagePlan:
+    """The stages of one test, in dependency order (a stage after the ones it needs)."""
+
+    stages: list[Stage] = field(default_factory=list)
+
+    def add(self, stage: Stage) -> str:
+        self.stages.append(stage)
+        return stage.key
+
+
+def timed_call(call: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, float]:
+    """Run `call` and say how long it took (in the worker: queueing time is not CPU time).
+    Module-level so that process pools and Dask can pickle it by name."""
+    started = time.perf_counter()
+    output = call(*args)
+    return output, time.perf_counter() - started
