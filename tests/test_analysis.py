@@ -231,3 +231,24 @@ def test_a_gate_below_its_mde_says_it_cannot_reliably_fail() -> None:
     )
     assert power_note(0.05, 0.021) == "this suite detects changes of 2.1pp or more (80% power)"
     assert "cannot detect" in power_note(0.05, float("inf"))
+
+
+def test_the_terminal_never_calls_a_suite_with_failed_tests_unchanged() -> None:
+    """Issue 18: a suite whose tests failed their per-case gates is not summed up as
+    "unchanged", even when no mean moved beyond its CI."""
+    from pytest_doceval.report.terminal import summary_lines
+
+    def lines(rows: list[dict]) -> list[str]:
+        suite = analyse_suite(META, rows, StatsConfig(resamples=200), (AllPairs(),))
+        return summary_lines({"suites": {"s": {**suite, "kind": "documents", "scoring_id": "x"}}})
+
+    rows = [
+        {**r, "baseline": {m: round(v, 6) for m, v in r["metrics"].items()}}
+        for r in _rows()
+        if r.get("metrics")
+    ]
+    assert any("unchanged within their CIs" in line for line in lines(rows))
+    rows[0] = {**rows[0], "outcome": "failed"}
+    failing = lines(rows)
+    assert not any("unchanged" in line for line in failing)
+    assert any("1 test(s) failed a per-case gate" in line for line in failing)

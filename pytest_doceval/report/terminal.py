@@ -118,7 +118,13 @@ def _changes(suite: Mapping[str, Any]) -> list[str]:
         for d in moved
     ]
     if deltas and len(moved) < len(deltas):
+        still = len(deltas) - len(moved)
+        failed = sum(r.get("outcome") == "failed" for r in suite.get("results", []))
+        # A mean within its CI says nothing of single cases: never "unchanged" beside failures.
         lines.append(
-            f"  {len(deltas) - len(moved)} metric x system pairs unchanged within their CIs"
+            f"  {still} metric x system means not significantly changed, but {failed} test(s) "
+            "failed a per-case gate (listed in pytest's summary)"
+            if failed
+            else f"  {still} metric x system pairs unchanged within their CIs"
         )
     return lines
