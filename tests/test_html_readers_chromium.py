@@ -182,12 +182,12 @@ def test_the_page_counts_tests_as_pytest_does(pytester: pytest.Pytester) -> None
     broken.mkdir(parents=True)
     (broken / "suite.toml").write_text('[suite]\nkind = "no-such-kind"\n')
     result = pytester.runpytest("--doceval")
-    outcomes = result.parseoutcomes()
-    assert outcomes == {"failed": 2, "passed": 1, "error": 1} or outcomes == {
-        "failed": 2,
-        "passed": 1,
-        "errors": 1,
-    }
+    # Test outcomes only: a machine's environment may add "N warnings" to the line.
+    outcomes = {k: n for k, n in result.parseoutcomes().items() if not k.startswith("warning")}
+    assert outcomes in (
+        {"failed": 2, "passed": 1, "error": 1},
+        {"failed": 2, "passed": 1, "errors": 1},
+    )
     pdf = pytester.path / "report.pdf"
     chromium(
         (pytester.path / "doceval-report.html").as_uri(),
