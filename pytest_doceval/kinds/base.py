@@ -96,6 +96,16 @@ def system_list(value: object, file: object) -> list[str]:
     return list(value)
 
 
+def check_system_settings(settings: Mapping[str, object], systems: list[str], file: object) -> None:
+    """Every ``[systems.NAME]`` table must configure a system the suite lists: a table for a
+    system that does not run is a typo, and its settings would be silently ignored."""
+    extra = sorted(set(settings) - set(systems))
+    if extra:
+        raise SuiteConfigError(
+            f"{file}: [systems.{extra[0]}] configures a system not in [suite] systems"
+        )
+
+
 class Suite(ABC):
     """A suite of one kind, built from its `SuiteSpec` (raises `SuiteConfigError` if unusable).
 

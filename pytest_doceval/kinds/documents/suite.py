@@ -25,13 +25,14 @@ from pytest_doceval.engine import Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.analyses import AllPairs
-from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, system_list
+from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, check_system_settings, system_list
 from pytest_doceval.kinds.documents import html
 from pytest_doceval.kinds.documents.chunks import chunk_quality
 from pytest_doceval.kinds.documents.paper import per_parser, table3
 from pytest_doceval.kinds.documents.scope import split_body_references
 from pytest_doceval.kinds.documents.structure import structure_score
 from pytest_doceval.kinds.documents.tables import TABLE_METRICS, score_tables
+from pytest_doceval.kinds.views import output_change
 from pytest_doceval.metrics.spec import RATE, SHARE, MetricSpec
 from pytest_doceval.metrics.text import (
     ErrorCounts,
@@ -133,19 +134,6 @@ def _body_errors(
     return character_errors(truth_body, profile(output_split.body))
 
 
-def _output_change(output: str, key: str | None, ctx: RunContext) -> dict[str, Any]:
-    """``output_diff``: the baseline's output -> this output, when the baseline's output is
-    still in the cache and differs ("where did this change make it worse")."""
-    previous_key = ctx.previous_cache_key
-    if key is None or previous_key is None or previous_key == key:
-        return {}
-    previous = ctx.cache.get(previous_key)
-    if previous is None or previous == output:
-        return {}
-    ops = character_alignment(previous, output).ops
-    return {"output_diff": {"ops": ops, "previous_cache_key": previous_key}}
-
-
 def _rate(description: str, counts: str) -> MetricSpec:
     return MetricSpec("lower", counts=counts, description=description, bounds=RATE)
 
@@ -239,11 +227,7 @@ class DocumentsSuite(Suite):
                     f"(known: {', '.join(self.systems_env.registry.names())}) and no case has "
                     f"{OUTPUTS}/{name}.md"
                 )
-        extra = sorted(set(self.spec.system_settings) - set(systems))
-        if extra:
-            raise SuiteConfigError(
-                f"{file}: [systems.{extra[0]}] configures a system not in [suite] systems"
-            )
+        check_system_settings(self.spec.system_settings, systems, file)
         return list(systems)
 
     @property
@@ -339,7 +323,7 @@ class DocumentsSuite(Suite):
                 "text_diff": score.diff,
                 **tables.views,
                 **views,
-                **_output_change(output, key, ctx),
+                **output_change(output, key, ctx),
             },
             fingerprint=fingerprint,
             cache_key=key,

@@ -64,8 +64,8 @@ from pytest_doceval.kinds.exam.scoring import (
     score_output,
     system_name,
 )
+from pytest_doceval.kinds.views import output_change
 from pytest_doceval.metrics.spec import MetricSpec
-from pytest_doceval.metrics.text import character_alignment
 from pytest_doceval.report.paper import TableBuilder
 from pytest_doceval.results import CaseResult
 from pytest_doceval.systems import SystemEnv
@@ -240,7 +240,11 @@ class ExamSuite(Suite):
         score = score_output(question, output, self.config.parser)
         result.metrics.update(score.metrics())
         result.details = {**score.details(), "source": source, **result.details}
-        result.views = {**score.views(), **result.views, **_output_change(output, result, ctx)}
+        result.views = {
+            **score.views(),
+            **result.views,
+            **output_change(output, result.cache_key, ctx),
+        }
         return result
 
     def _ask(
@@ -374,15 +378,3 @@ def _remember(fingerprint: Mapping[str, Any], digest: str, output: str, ctx: Run
     key = cache_key(fingerprint, digest)
     ctx.cache.put(key, output, fingerprint)
     return key
-
-
-def _output_change(output: str, result: CaseResult, ctx: RunContext) -> dict[str, Any]:
-    """``output_diff``: the baseline's answer -> this one, when it is cached and differs."""
-    previous_key = ctx.previous_cache_key
-    if result.cache_key is None or previous_key is None or previous_key == result.cache_key:
-        return {}
-    previous = ctx.cache.get(previous_key)
-    if previous is None or previous == output:
-        return {}
-    ops = character_alignment(previous, output).ops
-    return {"output_diff": {"ops": ops, "previous_cache_key": previous_key}}

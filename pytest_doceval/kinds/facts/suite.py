@@ -45,7 +45,7 @@ from pytest_doceval.engine import Stage
 from pytest_doceval.errors import DocevalError, SuiteConfigError, SystemUnavailable
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
-from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, system_list
+from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, check_system_settings, system_list
 from pytest_doceval.kinds.facts import (
     Fact,
     FactError,
@@ -132,11 +132,7 @@ class FactsSuite(Suite):
                     f"{', '.join(self.systems_env.registry.names())}) and no folder {name}/ of "
                     "precomputed outputs beside the suite"
                 )
-        extra = sorted(set(self.spec.system_settings) - set(systems))
-        if extra:
-            raise SuiteConfigError(
-                f"{file}: [systems.{extra[0]}] configures a system not in [suite] systems"
-            )
+        check_system_settings(self.spec.system_settings, systems, file)
         return list(systems)
 
     @property
