@@ -9,12 +9,33 @@ metric's name.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
 from pytest_doceval.rows import flag_reasons, is_measured
+
+if TYPE_CHECKING:
+    from pytest_doceval.stats.interval import Interval
+
+
+def metric_interval(values: Sequence[float], spec: MetricSpec, config: StatsConfig) -> Interval:
+    """The mean of one metric's per-case values with THE interval of that mean: the method
+    `stats.mean_interval` chooses for the spec (Wilson for a ``binary`` metric), bounds
+    clipped to the spec's ``bounds``. Every table that shows a metric's mean over cases (the
+    summary's aggregates, a kind's accuracy table) calls this, so one number never carries two
+    intervals on one page."""
+    from pytest_doceval.stats.intervals import mean_interval  # on use: numpy/scipy are heavy
+
+    interval = mean_interval(
+        values,
+        binary=spec.binary,
+        resamples=config.resamples,
+        confidence=config.confidence,
+        seed=config.seed,
+    )
+    return replace(interval, ci_low=spec.clip(interval.ci_low), ci_high=spec.clip(interval.ci_high))
 
 
 def values_by_system(

@@ -15,7 +15,7 @@ from typing import Any
 from pytest_doceval import stats
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.gates import format_pp, parse_suite_gates, rounded
-from pytest_doceval.kinds.analyses import values_by_system
+from pytest_doceval.kinds.analyses import metric_interval, values_by_system
 from pytest_doceval.kinds.base import Analysis
 from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
 from pytest_doceval.rows import flag_reasons, is_measured, sort_rows
@@ -43,18 +43,7 @@ def aggregates(
         flagged = flag_reasons(rows, metric)
         for system, cases in values_by_system(rows, metric).items():
             ordered = [cases[c] for c in sorted(cases)]
-            interval = stats.mean_interval(
-                ordered,
-                binary=spec.binary,
-                resamples=config.resamples,
-                confidence=config.confidence,
-                seed=config.seed,
-            )
-            entry: dict[str, Any] = interval.to_dict()
-            entry["ci_low"], entry["ci_high"] = (
-                spec.clip(interval.ci_low),
-                spec.clip(interval.ci_high),
-            )
+            entry: dict[str, Any] = metric_interval(ordered, spec, config).to_dict()
             if spec.counts is not None:
                 entry.update(_corpus(rows, system, spec.counts, config))
             if spec.pooled is not None:

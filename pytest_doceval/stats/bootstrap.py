@@ -16,9 +16,9 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from pytest_doceval.stats import resampling
 from pytest_doceval.stats._common import NAN, check_interval_args, pair, sample_mean, vector
 from pytest_doceval.stats.interval import BCA, BOOTSTRAP_T, PERCENTILE_BOOTSTRAP, Interval
+from pytest_doceval.stats.resampling import replicates
 
 
 def contain(estimate: float, low: float, high: float, n: int, method: str) -> Interval:
@@ -47,7 +47,7 @@ def _percentile_interval(
     if n == 1:
         # Every resample of one case is that case: the bootstrap says nothing about spread.
         return Interval(estimate, estimate, estimate, 1, PERCENTILE_BOOTSTRAP)
-    values = resampling.replicates(n, replicate, resamples, seed)
+    values = replicates(n, replicate, resamples, seed)
     alpha = 1.0 - confidence
     # nanquantile: only `bootstrap_ratio_ci` produces NaN replicates (resamples whose
     # denominator sums to zero); they carry no rate, so they are left out rather than poisoning
@@ -198,7 +198,7 @@ def bca_interval(
     if edge is not None:
         return edge
     n = int(x.size)
-    means = resampling.replicates(n, lambda idx: x[idx].mean(axis=1), resamples, seed)
+    means = replicates(n, lambda idx: x[idx].mean(axis=1), resamples, seed)
     below = np.count_nonzero(means < mean) + np.count_nonzero(means <= mean)
     from scipy import special  # on use: scipy is slow to import (plugin start-up)
 
@@ -259,7 +259,7 @@ def bootstrap_t_interval(
         result: NDArray[np.float64] = np.where(flat, infinite, t)
         return result
 
-    t = resampling.replicates(n, studentised, resamples, seed)
+    t = replicates(n, studentised, resamples, seed)
     alpha = 1.0 - confidence
     with np.errstate(invalid="ignore"):
         q_low, q_high = (float(q) for q in np.quantile(t, [alpha / 2.0, 1.0 - alpha / 2.0]))

@@ -3,9 +3,12 @@
 Each is an `Analysis`: a ``key`` (where its result goes in the suite's report section) and
 ``__call__(rows, meta, stats_config)`` returning builtin types (NaN as None), so a run,
 ``doceval merge`` and ``doceval report`` compute the same tables. `EXAM_ANALYSES` is the tuple
-the exam kind lists. Questions are the resampling unit of every bootstrap (the seed's
-``bootstrap_ci`` resamples questions); the seed, the number of resamples and the confidence
-come from ``stats_config``, and alpha = 1 - confidence (0.05 by default, the seed's level).
+the exam kind lists. An accuracy (per system, nation or task) carries the interval its
+MetricSpec names (`metric_interval`: Wilson for the 0/1 ``correct``), the one the summary gives
+the same number; paired deltas keep the seed's paired percentile bootstrap, with questions the
+resampling unit (the seed's ``bootstrap_ci``). The seed, the number of resamples and the
+confidence come from ``stats_config``, and alpha = 1 - confidence (0.05 by default, the seed's
+level).
 
 Rows are read by `pytest_doceval.kinds.exam.table` (labels model/track/nation/task, metrics correct
 and parse_failure, details choices). The built-in ``random`` model is in the accuracy, delta
@@ -26,9 +29,10 @@ from numpy.typing import NDArray
 
 from pytest_doceval import stats
 from pytest_doceval.config import StatsConfig
+from pytest_doceval.kinds.analyses import metric_interval
 from pytest_doceval.kinds.base import Analysis
 from pytest_doceval.kinds.exam.anova import additive_anova
-from pytest_doceval.kinds.exam.scoring import RANDOM_MODEL
+from pytest_doceval.kinds.exam.scoring import EXAM_METRICS, RANDOM_MODEL
 from pytest_doceval.kinds.exam.table import (
     Answer,
     answers_from_rows,
@@ -39,6 +43,7 @@ from pytest_doceval.kinds.exam.table import (
     track_order,
     tracks_of,
 )
+from pytest_doceval.metrics.spec import MetricSpec, specs_from_section
 from pytest_doceval.rows import plain
 from pytest_doceval.stats.power import paired_mde
 
@@ -57,10 +62,9 @@ DELTAS: tuple[tuple[str, str, str], ...] = (
 FACTORS = ("nation", "task")
 
 
-def _interval(values: Sequence[float], config: StatsConfig) -> stats.Interval:
-    return stats.bootstrap_mean_ci(
-        values, resamples=config.resamples, confidence=config.confidence, seed=config.seed
-    )
+def _correct_spec(meta: Mapping[str, Any]) -> MetricSpec:
+    """The spec of ``correct`` the report carries (the kind's own when a caller passes none)."""
+    return specs_from_section(meta).get("correct", EXAM_METRICS["correct"])
 
 
 def _paired_interval(
@@ -72,8 +76,10 @@ def _paired_interval(
     )
 
 
-def _summary(answers: Sequence[Answer], config: StatsConfig) -> dict[str, Any]:
-    ci = _interval(correct_vector(answers).tolist(), config)
+def _summary(answers: Sequence[Answer], spec: MetricSpec, config: StatsConfig) -> dict[str, Any]:
+    """Accuracy with the interval the summary gives the same mean (`metric_interval`: the
+    method ``correct``'s spec names), parse failures apart."""
+    ci = metric_interval(correct_vector(answers).tolist(), spec, config)
     failures = int(sum(a.parse_failure for a in answers))
     return {
         "n": ci.n,
@@ -87,16 +93,19 @@ def _summary(answers: Sequence[Answer], config: StatsConfig) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Accuracy:
-    """Accuracy per (model, track) with its bootstrap CI over questions, the parse failures
-    (counted wrong, reported apart) and the chance rate of the questions that system saw."""
+    """Accuracy per (model, track) with its CI (the summary's, `metric_interval`), the parse
+    failures (counted wrong, reported apart) and the chance rate of the questions that system
+    saw."""
 
     key: str = "accuracy"
 
     def __call__(self, rows: Rows, meta: Mapping[str, Any], stats_config: StatsConfig) -> Any:
+        spec = _correct_spec(meta)
         out = []
         for (model, track), answers in by_system(answers_from_rows(rows)).items():
             listed = list(answers.values())
-            entry = {"model": model, "track": track, **_summary(listed, stats_config)}
+            summary = _summary(listed, spec, stats_config)
+            entry = {"model": model, "track": track, **summary}
             entry["chance"] = chance_rate(listed)
             out.append(entry)
         return plain(out)
@@ -109,6 +118,7 @@ class Breakdowns:
     key: str = "breakdowns"
 
     def __call__(self, rows: Rows, meta: Mapping[str, Any], stats_config: StatsConfig) -> Any:
+        spec = _correct_spec(meta)
         out = []
         for (model, track), answers in by_system(answers_from_rows(rows)).items():
             for factor in FACTORS:
@@ -117,7 +127,7 @@ class Breakdowns:
                     levels.setdefault(getattr(a, factor), []).append(a)
                 for level in sorted(levels):
                     head = {"model": model, "track": track, "factor": factor, "level": level}
-                    out.append({**head, **_summary(levels[level], stats_config)})
+                    out.append({**head, **_summary(levels[level], spec, stats_config)})
         return plain(out)
 
 
