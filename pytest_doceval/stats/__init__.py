@@ -47,9 +47,11 @@ from pytest_doceval.stats.bootstrap import (
 )
 from pytest_doceval.stats.closed_form import t_interval, wilson_interval
 from pytest_doceval.stats.comparisons import (
+    PairedChange,
     PairedComparison,
     bonferroni,
     compare_paired,
+    paired_change,
     pairwise_comparisons,
 )
 from pytest_doceval.stats.contingency import McNemarResult, binomial_test_p, mcnemar_exact
@@ -71,6 +73,7 @@ __all__ = [
     "GateDecision",
     "Interval",
     "McNemarResult",
+    "PairedChange",
     "PairedComparison",
     "TwoFactorResult",
     "bca_interval",
@@ -86,6 +89,7 @@ __all__ = [
     "mean_interval",
     "one_way_anova",
     "paired_bootstrap_ci",
+    "paired_change",
     "paired_interval",
     "paired_ttest_p",
     "pairwise_comparisons",

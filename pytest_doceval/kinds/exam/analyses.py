@@ -45,7 +45,6 @@ from pytest_doceval.kinds.exam.table import (
 )
 from pytest_doceval.metrics.spec import MetricSpec, specs_from_section
 from pytest_doceval.rows import plain
-from pytest_doceval.stats.power import paired_mde
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -67,13 +66,21 @@ def _correct_spec(meta: Mapping[str, Any]) -> MetricSpec:
     return specs_from_section(meta).get("correct", EXAM_METRICS["correct"])
 
 
-def _paired_interval(
+def _paired_change(
     x: NDArray[np.float64], y: NDArray[np.float64], config: StatsConfig
-) -> stats.Interval:
-    """mean(x - y) over paired questions with its paired (question) bootstrap CI."""
-    return stats.paired_bootstrap_ci(
+) -> stats.PairedChange:
+    """mean(x - y) over paired questions (`stats.paired_change`, binary: McNemar), with the
+    seed's paired (question) percentile bootstrap CI."""
+    interval = stats.paired_bootstrap_ci(
         x, y, resamples=config.resamples, confidence=config.confidence, seed=config.seed
     )
+    return stats.paired_change(x, y, binary=True, alpha=1.0 - config.confidence, interval=interval)
+
+
+def _defined(p: float | None) -> float:
+    """A McNemar p-value `stats.paired_change` computed (it does for binary values)."""
+    assert p is not None
+    return p
 
 
 def _summary(answers: Sequence[Answer], spec: MetricSpec, config: StatsConfig) -> dict[str, Any]:
@@ -152,24 +159,24 @@ class Deltas:
                 common, x, y = paired(systems[model, first], systems[model, second])
                 if not common:
                     continue
-                ci = _paired_interval(x, y, stats_config)
-                mcnemar = stats.mcnemar_exact(x, y)
+                change = _paired_change(x, y, stats_config)
+                p = _defined(change.p_mcnemar)
                 out.append(
                     {
                         "model": model,
                         "delta": f"{first}-{second}",
-                        "n": ci.n,
-                        "value": ci.mean,
-                        "ci_low": ci.ci_low,
-                        "ci_high": ci.ci_high,
-                        "p_mcnemar": mcnemar.p,
-                        "accuracy_first": float(x.mean()),
-                        "accuracy_second": float(y.mean()),
-                        "only_first": mcnemar.only_a,
-                        "only_second": mcnemar.only_b,
-                        "significant": mcnemar.p < alpha,
-                        "supported": ci.mean > 0 and mcnemar.p < alpha,
-                        "mde": paired_mde(x, y, binary=True, alpha=alpha),
+                        "n": change.n,
+                        "value": change.mean_diff,
+                        "ci_low": change.ci_low,
+                        "ci_high": change.ci_high,
+                        "p_mcnemar": p,
+                        "accuracy_first": change.mean_a,
+                        "accuracy_second": change.mean_b,
+                        "only_first": change.only_a,
+                        "only_second": change.only_b,
+                        "significant": p < alpha,
+                        "supported": change.mean_diff > 0 and p < alpha,
+                        "mde": change.mde,
                         "interpretation": interpretation,
                     }
                 )
@@ -230,25 +237,24 @@ class Pairwise:
                 common, x, y = paired(systems[a, track], systems[b, track])
                 if not common:
                     continue
-                ci = _paired_interval(x, y, stats_config)
-                mcnemar = stats.mcnemar_exact(x, y)
+                change = _paired_change(x, y, stats_config)
                 family.append(
                     {
                         "track": track,
                         "a": a,
                         "b": b,
-                        "n": ci.n,
-                        "accuracy_a": float(x.mean()),
-                        "accuracy_b": float(y.mean()),
-                        "diff": ci.mean,
-                        "ci_low": ci.ci_low,
-                        "ci_high": ci.ci_high,
-                        "only_a": mcnemar.only_a,
-                        "only_b": mcnemar.only_b,
-                        "p_mcnemar": mcnemar.p,
-                        "cohens_d": stats.cohens_d_paired(x, y),
-                        "p_ttest": stats.paired_ttest_p(x, y),
-                        "mde": paired_mde(x, y, binary=True, alpha=alpha),
+                        "n": change.n,
+                        "accuracy_a": change.mean_a,
+                        "accuracy_b": change.mean_b,
+                        "diff": change.mean_diff,
+                        "ci_low": change.ci_low,
+                        "ci_high": change.ci_high,
+                        "only_a": change.only_a,
+                        "only_b": change.only_b,
+                        "p_mcnemar": _defined(change.p_mcnemar),
+                        "cohens_d": change.cohens_d,
+                        "p_ttest": change.p_ttest,
+                        "mde": change.mde,
                     }
                 )
             adjusted = stats.bonferroni([c["p_mcnemar"] for c in family])
