@@ -31,7 +31,6 @@ from pytest_doceval import stats
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.kinds.analyses import metric_interval
 from pytest_doceval.kinds.base import Analysis
-from pytest_doceval.kinds.exam.anova import additive_anova
 from pytest_doceval.kinds.exam.scoring import EXAM_METRICS, RANDOM_MODEL
 from pytest_doceval.kinds.exam.table import (
     Answer,
@@ -45,6 +44,7 @@ from pytest_doceval.kinds.exam.table import (
 )
 from pytest_doceval.metrics.spec import MetricSpec, specs_from_section
 from pytest_doceval.rows import plain
+from pytest_doceval.stats.anova import additive_anova
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -186,8 +186,8 @@ class Deltas:
 @dataclass(frozen=True)
 class Anova:
     """Per track: correctness decomposed into model (block), nation and task effects at the
-    item level (Type II, additive; see `pytest_doceval.kinds.exam.anova`), with eta^2 and partial
-    eta^2. The ``random`` model is left out."""
+    item level (Type II, additive; see `pytest_doceval.stats.anova.additive_anova`), with
+    eta^2 and partial eta^2. The ``random`` model is left out."""
 
     key: str = "anova"
 
