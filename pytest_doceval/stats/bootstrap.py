@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from pytest_doceval.stats._common import NAN, check_interval_args, pair, sample_mean, vector
 from pytest_doceval.stats.interval import BCA, BOOTSTRAP_T, PERCENTILE_BOOTSTRAP, Interval
-from pytest_doceval.stats.resampling import replicates
+from pytest_doceval.stats.resampling import replicates, stratified_replicates
 
 
 def contain(estimate: float, low: float, high: float, n: int, method: str) -> Interval:
@@ -147,6 +147,30 @@ def paired_bootstrap_ci(
     """
     x, y = pair(a, b)
     return bootstrap_mean_ci(x - y, resamples=resamples, confidence=confidence, seed=seed)
+
+
+def stratified_bootstrap_ci(
+    strata: Sequence[ArrayLike],
+    *,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """The unweighted mean of the strata's means with its percentile interval, resampling
+    within each stratum (`resampling.stratified_replicates`): the interval of a score defined
+    as a mean over fixed groups (olmOCR-bench's pass rate over fact files). Empty strata are
+    left out; ``n`` counts the values. No value gives all NaN. ``method`` is
+    ``"percentile-bootstrap"``; the quantiles are numpy's default (linear) percentiles."""
+    check_interval_args(resamples, confidence)
+    arrays = [a for a in (vector(s, "stratum") for s in strata) if a.size]
+    n = sum(int(a.size) for a in arrays)
+    if not arrays:
+        return Interval(NAN, NAN, NAN, 0, PERCENTILE_BOOTSTRAP)
+    estimate = float(np.mean([np.mean(a) for a in arrays]))
+    totals = stratified_replicates(arrays, resamples, seed)
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.percentile(totals, [100.0 * alpha, 100.0 * (1.0 - alpha)])
+    return contain(estimate, float(low), float(high), n, PERCENTILE_BOOTSTRAP)
 
 
 def _spread_or_edge(x: NDArray[np.float64], method: str) -> tuple[float, Interval | None]:
