@@ -19,6 +19,7 @@ from scipy import stats as sps
 from statsmodels.stats.anova import anova_lm
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint
 
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.kinds.exam.analyses import (
@@ -137,21 +138,14 @@ def test_accuracy(rows: list[Row], results: dict[str, Any]) -> None:
         correct = [r["metrics"]["correct"] for r in mine]
         assert entry["n"] == len(mine) == (48 if entry["track"] == "B2" else 120)
         assert entry["accuracy"] == pytest.approx(np.mean(correct))
+        # The interval ``correct``'s spec names (Wilson), checked against statsmodels'.
         assert (entry["ci_low"], entry["ci_high"]) == pytest.approx(
-            naive_percentile_ci(correct, CONFIG)
+            proportion_confint(int(sum(correct)), len(correct), alpha=0.05, method="wilson")
         )
         assert entry["parse_failures"] == sum(r["metrics"]["parse_failure"] for r in mine)
         assert entry["chance"] == pytest.approx(
             np.mean([1 / r["details"]["choices"] for r in mine])
         )
-    # Against scipy's own percentile bootstrap (other random draws: close, not equal).
-    entry = table[0]
-    correct = list(by_case(select(rows, model="m-strong", track="A")).values())
-    reference = sps.bootstrap(
-        (np.asarray(correct),), np.mean, n_resamples=4000, method="percentile", random_state=1
-    ).confidence_interval
-    assert entry["ci_low"] == pytest.approx(reference.low, abs=0.03)
-    assert entry["ci_high"] == pytest.approx(reference.high, abs=0.03)
 
 
 def test_breakdowns(rows: list[Row], results: dict[str, Any]) -> None:
@@ -369,3 +363,36 @@ def test_invariants_on_small_suites(seed: int, questions: int) -> None:
         assert all(r is None or r >= 0 for r in ratio)
         assert entry["p_binomial"] is None or 0 < entry["p_binomial"] <= 1
     assert not math.isnan(References()(rows, {}, CONFIG)["random"])
+
+
+def test_accuracy_interval_is_the_summarys(rows: list[Row]) -> None:
+    """Regression (issue 17, defect 2): the civil-exams page showed random-A's accuracy as
+    0.0833 [0.0149, 0.3539] (Wilson) in the summary and 8.3% [0.0%, 25.0%] (percentile
+    bootstrap) in the accuracy table. One number, one interval: the table's equals the
+    summary's for every system, made by the method ``correct``'s spec names."""
+    meta = {
+        "kind": "exam",
+        "metrics": {name: spec.to_dict() for name, spec in EXAM_METRICS.items()},
+    }
+    section = analyse_suite(meta, rows, CONFIG, EXAM_ANALYSES)
+    assert section["accuracy"]
+    for entry in section["accuracy"]:
+        summary = section["aggregates"][f"{entry['model']}-{entry['track']}"]["correct"]
+        assert summary["method"] == "wilson"
+        assert (entry["accuracy"], entry["ci_low"], entry["ci_high"], entry["n"]) == (
+            summary["mean"],
+            summary["ci_low"],
+            summary["ci_high"],
+            summary["n"],
+        )
+        # Independent check: the Wilson score interval from statsmodels.
+        low, high = proportion_confint(
+            round(entry["accuracy"] * entry["n"]), entry["n"], alpha=0.05, method="wilson"
+        )
+        assert (entry["ci_low"], entry["ci_high"]) == pytest.approx((low, high), abs=1e-12)
+    # The breakdowns' per-level accuracies carry the same method's interval.
+    for entry in section["breakdowns"]:
+        low, high = proportion_confint(
+            round(entry["accuracy"] * entry["n"]), entry["n"], alpha=0.05, method="wilson"
+        )
+        assert (entry["ci_low"], entry["ci_high"]) == pytest.approx((low, high), abs=1e-12)

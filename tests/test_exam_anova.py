@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.anova import anova_lm
 
-from pytest_doceval.kinds.exam.anova import additive_anova
+from pytest_doceval.stats.anova import additive_anova
 
 FACTORS = ("model", "nation", "task")
 

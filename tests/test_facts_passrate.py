@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pytest_doceval.kinds.facts import passrate
 from pytest_doceval.kinds.facts.model import Fact, parse_fact
 from pytest_doceval.kinds.facts.passrate import (
     breakdown_by_file,
@@ -19,6 +18,7 @@ from pytest_doceval.kinds.facts.passrate import (
     pass_rate_ci,
 )
 from pytest_doceval.kinds.facts.result import FactResult
+from pytest_doceval.stats import resampling
 
 T, F = FactResult(True, 1.0, ""), FactResult(False, 0.0, "")
 
@@ -59,7 +59,7 @@ def test_degenerate_files_give_a_degenerate_interval() -> None:
 def test_resampling_does_not_depend_on_the_chunk_size(monkeypatch: pytest.MonkeyPatch) -> None:
     results = {"a": [True, False, True] * 20, "b": [False, True] * 7}
     whole = pass_rate_ci(results, n_resamples=500, seed=3)
-    monkeypatch.setattr(passrate, "_MAX_CHUNK_ENTRIES", 7)
+    monkeypatch.setattr(resampling, "_MAX_CHUNK_ENTRIES", 7)
     assert pass_rate_ci(results, n_resamples=500, seed=3) == whole
 
 
@@ -101,7 +101,7 @@ def test_interval_matches_the_exact_bootstrap_distribution(files: list[tuple[int
 def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="confidence"):
         pass_rate_ci({"a": [True]}, confidence=1.0)
-    with pytest.raises(ValueError, match="n_resamples"):
+    with pytest.raises(ValueError, match="resamples"):
         pass_rate_ci({"a": [True]}, n_resamples=0)
 
 
@@ -125,3 +125,21 @@ def test_breakdowns() -> None:
     assert by_file["a"].mean == pytest.approx(0.5)  # verdicts: 1 of 2 decided
     assert (by_file["a"].passed, by_file["a"].failed, by_file["a"].skipped) == (1, 1, 1)
     assert math.isnan(by_file["b"].mean)
+
+
+def test_interval_is_the_naive_within_file_bootstrap() -> None:
+    """stats' stratified bootstrap against a separately written loop: one generator, each file
+    in turn draws every resample (one row of indices at a time), then the percentile interval."""
+    results = {"a": [True, False, True, True] * 5, "b": [False, True, False], "c": [True] * 4}
+    rng = np.random.default_rng(11)
+    per_file = []
+    for verdicts in results.values():
+        values = np.array(verdicts, dtype=np.float64)
+        per_file.append(
+            [values[rng.integers(0, values.size, size=values.size)].mean() for _ in range(300)]
+        )
+    totals = np.mean(per_file, axis=0)
+    low, high = np.percentile(totals, [2.5, 97.5])
+    ci = pass_rate_ci(results, n_resamples=300, seed=11)
+    assert (ci.ci_low, ci.ci_high) == pytest.approx((low, high), abs=1e-12)
+    assert ci.n_files == 3 and ci.n_facts == 27

@@ -9,12 +9,33 @@ metric's name.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
 from pytest_doceval.rows import flag_reasons, is_measured
+
+if TYPE_CHECKING:
+    from pytest_doceval.stats.interval import Interval
+
+
+def metric_interval(values: Sequence[float], spec: MetricSpec, config: StatsConfig) -> Interval:
+    """The mean of one metric's per-case values with THE interval of that mean: the method
+    `stats.mean_interval` chooses for the spec (Wilson for a ``binary`` metric), bounds
+    clipped to the spec's ``bounds``. Every table that shows a metric's mean over cases (the
+    summary's aggregates, a kind's accuracy table) calls this, so one number never carries two
+    intervals on one page."""
+    from pytest_doceval.stats.intervals import mean_interval  # on use: numpy/scipy are heavy
+
+    interval = mean_interval(
+        values,
+        binary=spec.binary,
+        resamples=config.resamples,
+        confidence=config.confidence,
+        seed=config.seed,
+    )
+    return replace(interval, ci_low=spec.clip(interval.ci_low), ci_high=spec.clip(interval.ci_high))
 
 
 def values_by_system(
@@ -27,6 +48,46 @@ def values_by_system(
         if is_measured(row) and values.get(metric) is not None:
             out.setdefault(row["system"], {})[row["case"]] = float(values[metric])
     return out
+
+
+def paired_change_row(
+    a: Sequence[float],
+    b: Sequence[float],
+    direction: str,
+    config: StatsConfig,
+    *,
+    binary: bool = False,
+) -> dict[str, Any]:
+    """A report's row of the paired change a - b over the same cases (baseline deltas, a
+    kind's conditions such as OCR variants): the `stats.paired_change` record -- mean with CI
+    and the interval's method, paired t and Wilcoxon p-values, the minimum detectable effect
+    (``mde``; McNemar's for a `binary` metric) -- with the verdict in the metric's
+    direction."""
+    from pytest_doceval.stats.comparisons import paired_change, verdict  # on use: heavy
+
+    change = paired_change(
+        a,
+        b,
+        binary=binary,
+        alpha=1 - config.confidence,
+        resamples=config.resamples,
+        confidence=config.confidence,
+        seed=config.seed,
+    )
+    judged = verdict(change.ci_low, change.ci_high, direction)
+    return {
+        "direction": direction,
+        "n": change.n,
+        "mean_diff": change.mean_diff,
+        "ci_low": change.ci_low,
+        "ci_high": change.ci_high,
+        "method": change.method,
+        "p_ttest": change.p_ttest,
+        "p_wilcoxon": change.p_wilcoxon,
+        "significant": judged != "unchanged",
+        "verdict": judged,
+        "mde": change.mde,
+    }
 
 
 @dataclass(frozen=True)
@@ -60,27 +121,18 @@ def pairwise_rows(
     """Every pair of systems on `metric` over the cases both measured (none for fewer than two
     systems): the rows of an all-pairs comparison, each with its ``mde`` (`stats.power`: the
     smallest difference this comparison detects with 80% power, two-sided, unadjusted)."""
-    from pytest_doceval import stats
-    from pytest_doceval.stats.power import paired_mde
+    from pytest_doceval.stats.comparisons import pairwise_comparisons
 
     if len(by_system) < 2:
         return []
-    rows = []
-    for comparison in stats.pairwise_comparisons(
-        by_system,
-        metric=metric,
-        binary=spec.binary,
-        resamples=stats_config.resamples,
-        confidence=stats_config.confidence,
-        seed=stats_config.seed,
-    ):
-        a, b = by_system[comparison.a], by_system[comparison.b]
-        common = sorted(set(a) & set(b))
-        mde = paired_mde(
-            [a[c] for c in common],
-            [b[c] for c in common],
+    return [
+        comparison.to_dict()
+        for comparison in pairwise_comparisons(
+            by_system,
+            metric=metric,
             binary=spec.binary,
-            alpha=1 - stats_config.confidence,
+            resamples=stats_config.resamples,
+            confidence=stats_config.confidence,
+            seed=stats_config.seed,
         )
-        rows.append({**comparison.to_dict(), "mde": mde})
-    return rows
+    ]

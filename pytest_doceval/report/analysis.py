@@ -15,19 +15,11 @@ from typing import Any
 from pytest_doceval import stats
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.gates import format_pp, parse_suite_gates, rounded
-from pytest_doceval.kinds.analyses import values_by_system
+from pytest_doceval.kinds.analyses import metric_interval, paired_change_row, values_by_system
 from pytest_doceval.kinds.base import Analysis
 from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
 from pytest_doceval.rows import flag_reasons, is_measured, sort_rows
 from pytest_doceval.stats.power import paired_mde
-
-
-def verdict(ci_low: float, ci_high: float, direction: str, margin: float = 0.0) -> str:
-    """``worse`` / ``better`` when the CI of a change lies entirely beyond `margin` in the
-    metric's bad / good direction, else ``unchanged``."""
-    if direction == "lower":
-        return "worse" if ci_low > margin else "better" if ci_high < -margin else "unchanged"
-    return "worse" if ci_high < -margin else "better" if ci_low > margin else "unchanged"
 
 
 def aggregates(
@@ -43,18 +35,7 @@ def aggregates(
         flagged = flag_reasons(rows, metric)
         for system, cases in values_by_system(rows, metric).items():
             ordered = [cases[c] for c in sorted(cases)]
-            interval = stats.mean_interval(
-                ordered,
-                binary=spec.binary,
-                resamples=config.resamples,
-                confidence=config.confidence,
-                seed=config.seed,
-            )
-            entry: dict[str, Any] = interval.to_dict()
-            entry["ci_low"], entry["ci_high"] = (
-                spec.clip(interval.ci_low),
-                spec.clip(interval.ci_high),
-            )
+            entry: dict[str, Any] = metric_interval(ordered, spec, config).to_dict()
             if spec.counts is not None:
                 entry.update(_corpus(rows, system, spec.counts, config))
             if spec.pooled is not None:
@@ -108,37 +89,6 @@ def _pooled(
     }
 
 
-def paired_change(
-    a: Sequence[float],
-    b: Sequence[float],
-    direction: str,
-    config: StatsConfig,
-    *,
-    binary: bool = False,
-) -> dict[str, Any]:
-    """The paired change a - b over the same cases: its mean with CI (and the interval's
-    method), paired t and Wilcoxon p-values, the verdict in the metric's direction, and the
-    minimum detectable effect (``mde``, `stats.power`; McNemar for a `binary` metric). One home
-    for baseline deltas and for kinds comparing two conditions (OCR variants, tracks)."""
-    interval = stats.paired_interval(
-        a, b, resamples=config.resamples, confidence=config.confidence, seed=config.seed
-    )
-    change = verdict(interval.ci_low, interval.ci_high, direction)
-    return {
-        "direction": direction,
-        "n": interval.n,
-        "mean_diff": interval.mean,
-        "ci_low": interval.ci_low,
-        "ci_high": interval.ci_high,
-        "method": interval.method,
-        "p_ttest": stats.paired_ttest_p(a, b),
-        "p_wilcoxon": stats.wilcoxon_p(a, b),
-        "significant": change != "unchanged",
-        "verdict": change,
-        "mde": paired_mde(a, b, binary=binary, alpha=1 - config.confidence),
-    }
-
-
 def baseline_deltas(
     rows: Sequence[Mapping[str, Any]], specs: Mapping[str, MetricSpec], config: StatsConfig
 ) -> list[dict[str, Any]]:
@@ -163,7 +113,7 @@ def baseline_deltas(
                     "metric": metric,
                     "current_mean": sum(a) / len(a),
                     "baseline_mean": sum(b) / len(b),
-                    **paired_change(a, b, direction, config, binary=specs[metric].binary),
+                    **paired_change_row(a, b, direction, config, binary=specs[metric].binary),
                     **({"flagged": flagged[system]} if system in flagged else {}),
                 }
             )

@@ -17,8 +17,8 @@ from pytest_doceval.errors import DocevalError
 from pytest_doceval.gates import format_pp
 from pytest_doceval.kinds.analyses import values_by_system
 from pytest_doceval.metrics.spec import headline, specs_from_section
-from pytest_doceval.report.analysis import verdict
 from pytest_doceval.rows import FLAG_MARK, describe_flags, flag_reasons
+from pytest_doceval.stats.comparisons import verdict
 from pytest_doceval.stats.power import paired_mde
 
 

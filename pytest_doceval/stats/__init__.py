@@ -23,18 +23,23 @@ Conventions shared by the whole package:
   method) raise ``ValueError``.
 
 Modules: `interval` (the result type, method names, SMALL_N), `resampling` (seeded, chunked
-case resampling), `bootstrap` (percentile, BCa, bootstrap-t), `closed_form` (t, Wilson),
-`intervals` (the entry points and the choice of method), `pooled` (seed 004's corpus field
-accuracy: a weighted mean of pooled shares), `paired_tests` (t-test, Wilcoxon,
-Cohen's d), `contingency` (McNemar, binomial), `anova`, `comparisons` (system pairs,
-Bonferroni), `gate` (the suite-level regression gate).
+case resampling, within strata too), `bootstrap` (percentile, BCa, bootstrap-t, the stratified
+percentile interval of a mean over fixed groups), `closed_form` (t, Wilson), `intervals` (the
+entry points and the choice of method), `pooled` (seed 004's corpus field accuracy: a weighted
+mean of pooled shares), `paired_tests` (t-test, Wilcoxon, Cohen's d), `contingency` (McNemar,
+binomial), `anova` (one-way, two-factor, the additive Type II ANOVA with a block),
+`comparisons` (`paired_change`, the one home of a paired difference; system pairs; Bonferroni;
+the verdict of a change), `power` (minimum detectable effects), `gate` (the suite-level
+regression gate). No module here imports this facade: each imports the modules it needs.
 """
 
 from __future__ import annotations
 
 from pytest_doceval.stats.anova import (
+    AdditiveAnova,
     AnovaResult,
     TwoFactorResult,
+    additive_anova,
     one_way_anova,
     two_factor_anova,
 )
@@ -44,13 +49,17 @@ from pytest_doceval.stats.bootstrap import (
     bootstrap_ratio_ci,
     bootstrap_t_interval,
     paired_bootstrap_ci,
+    stratified_bootstrap_ci,
 )
 from pytest_doceval.stats.closed_form import t_interval, wilson_interval
 from pytest_doceval.stats.comparisons import (
+    PairedChange,
     PairedComparison,
     bonferroni,
     compare_paired,
+    paired_change,
     pairwise_comparisons,
+    verdict,
 )
 from pytest_doceval.stats.contingency import McNemarResult, binomial_test_p, mcnemar_exact
 from pytest_doceval.stats.gate import GateDecision, significant_regression
@@ -67,12 +76,15 @@ from pytest_doceval.stats.pooled import pooled_share
 __all__ = [
     "INTERVAL_METHODS",
     "SMALL_N",
+    "AdditiveAnova",
     "AnovaResult",
     "GateDecision",
     "Interval",
     "McNemarResult",
+    "PairedChange",
     "PairedComparison",
     "TwoFactorResult",
+    "additive_anova",
     "bca_interval",
     "binomial_test_p",
     "bonferroni",
@@ -86,13 +98,16 @@ __all__ = [
     "mean_interval",
     "one_way_anova",
     "paired_bootstrap_ci",
+    "paired_change",
     "paired_interval",
     "paired_ttest_p",
     "pairwise_comparisons",
     "pooled_share",
     "significant_regression",
+    "stratified_bootstrap_ci",
     "t_interval",
     "two_factor_anova",
+    "verdict",
     "wilcoxon_p",
     "wilson_interval",
 ]

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from pytest_doceval.stats import resampling
 from pytest_doceval.stats._common import NAN, check_interval_args, pair, sample_mean, vector
 from pytest_doceval.stats.interval import BCA, BOOTSTRAP_T, PERCENTILE_BOOTSTRAP, Interval
+from pytest_doceval.stats.resampling import replicates, stratified_replicates
 
 
 def contain(estimate: float, low: float, high: float, n: int, method: str) -> Interval:
@@ -47,7 +47,7 @@ def _percentile_interval(
     if n == 1:
         # Every resample of one case is that case: the bootstrap says nothing about spread.
         return Interval(estimate, estimate, estimate, 1, PERCENTILE_BOOTSTRAP)
-    values = resampling.replicates(n, replicate, resamples, seed)
+    values = replicates(n, replicate, resamples, seed)
     alpha = 1.0 - confidence
     # nanquantile: only `bootstrap_ratio_ci` produces NaN replicates (resamples whose
     # denominator sums to zero); they carry no rate, so they are left out rather than poisoning
@@ -149,6 +149,30 @@ def paired_bootstrap_ci(
     return bootstrap_mean_ci(x - y, resamples=resamples, confidence=confidence, seed=seed)
 
 
+def stratified_bootstrap_ci(
+    strata: Sequence[ArrayLike],
+    *,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """The unweighted mean of the strata's means with its percentile interval, resampling
+    within each stratum (`resampling.stratified_replicates`): the interval of a score defined
+    as a mean over fixed groups (olmOCR-bench's pass rate over fact files). Empty strata are
+    left out; ``n`` counts the values. No value gives all NaN. ``method`` is
+    ``"percentile-bootstrap"``; the quantiles are numpy's default (linear) percentiles."""
+    check_interval_args(resamples, confidence)
+    arrays = [a for a in (vector(s, "stratum") for s in strata) if a.size]
+    n = sum(int(a.size) for a in arrays)
+    if not arrays:
+        return Interval(NAN, NAN, NAN, 0, PERCENTILE_BOOTSTRAP)
+    estimate = float(np.mean([np.mean(a) for a in arrays]))
+    totals = stratified_replicates(arrays, resamples, seed)
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.percentile(totals, [100.0 * alpha, 100.0 * (1.0 - alpha)])
+    return contain(estimate, float(low), float(high), n, PERCENTILE_BOOTSTRAP)
+
+
 def _spread_or_edge(x: NDArray[np.float64], method: str) -> tuple[float, Interval | None]:
     """The sample mean, and the result itself when the data leave nothing to estimate.
 
@@ -198,7 +222,7 @@ def bca_interval(
     if edge is not None:
         return edge
     n = int(x.size)
-    means = resampling.replicates(n, lambda idx: x[idx].mean(axis=1), resamples, seed)
+    means = replicates(n, lambda idx: x[idx].mean(axis=1), resamples, seed)
     below = np.count_nonzero(means < mean) + np.count_nonzero(means <= mean)
     from scipy import special  # on use: scipy is slow to import (plugin start-up)
 
@@ -259,7 +283,7 @@ def bootstrap_t_interval(
         result: NDArray[np.float64] = np.where(flat, infinite, t)
         return result
 
-    t = resampling.replicates(n, studentised, resamples, seed)
+    t = replicates(n, studentised, resamples, seed)
     alpha = 1.0 - confidence
     with np.errstate(invalid="ignore"):
         q_low, q_high = (float(q) for q in np.quantile(t, [alpha / 2.0, 1.0 - alpha / 2.0]))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,7 +21,10 @@ def _index_chunks(n: int, resamples: int, seed: int) -> Iterator[NDArray[np.int6
     A single row larger than the budget is still drawn whole: a resample has to exist at once
     to be summarised, so memory is O(n) per row at minimum.
     """
-    rng = np.random.default_rng(seed)
+    return _chunks_from(np.random.default_rng(seed), n, resamples)
+
+
+def _chunks_from(rng: np.random.Generator, n: int, resamples: int) -> Iterator[NDArray[np.int64]]:
     rows = max(1, _MAX_CHUNK_ENTRIES // n)
     for start in range(0, resamples, rows):
         yield rng.integers(0, n, size=(min(rows, resamples - start), n), dtype=np.int64)
@@ -40,3 +43,23 @@ def replicates(
     resample the same cases (common random numbers), whatever their method.
     """
     return np.concatenate([statistic(idx) for idx in _index_chunks(n, resamples, seed)])
+
+
+def stratified_replicates(
+    strata: Sequence[NDArray[np.float64]], resamples: int, seed: int
+) -> NDArray[np.float64]:
+    """The unweighted mean over strata of each stratum's resampled mean, for ``resamples``
+    resamples: within every stratum independently, as many values as it holds are drawn with
+    replacement; strata are never resampled themselves (olmOCR-bench's
+    ``calculate_bootstrap_ci(..., splits=...)``). One generator serves the strata in the given
+    order, each drawing all its resamples before the next, so the result depends on that order
+    and on ``seed`` alone (not on the chunk size). Every stratum must be non-empty."""
+    rng = np.random.default_rng(seed)
+    per_stratum = [
+        np.concatenate(
+            [values[idx].mean(axis=1) for idx in _chunks_from(rng, values.size, resamples)]
+        )
+        for values in strata
+    ]
+    means: NDArray[np.float64] = np.mean(per_stratum, axis=0)
+    return means

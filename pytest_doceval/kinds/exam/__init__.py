@@ -8,7 +8,8 @@ systems, answers parsed, accuracy and its statistics computed from the rows.
 - `pytest_doceval.kinds.exam.scoring`: one output scored into metrics, details and the answer view;
   the ``random`` system; `EXAM_METRICS`.
 - `pytest_doceval.kinds.exam.analyses`: `EXAM_ANALYSES`, the suite-level tables, reading the rows
-  through `pytest_doceval.kinds.exam.table`; `pytest_doceval.kinds.exam.anova` is the blocked ANOVA.
+  through `pytest_doceval.kinds.exam.table`; the blocked ANOVA is
+  `pytest_doceval.stats.anova.additive_anova`.
 
 Nothing is imported here: the plugin loads the package in every pytest run.
 """

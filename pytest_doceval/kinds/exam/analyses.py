@@ -3,9 +3,12 @@
 Each is an `Analysis`: a ``key`` (where its result goes in the suite's report section) and
 ``__call__(rows, meta, stats_config)`` returning builtin types (NaN as None), so a run,
 ``doceval merge`` and ``doceval report`` compute the same tables. `EXAM_ANALYSES` is the tuple
-the exam kind lists. Questions are the resampling unit of every bootstrap (the seed's
-``bootstrap_ci`` resamples questions); the seed, the number of resamples and the confidence
-come from ``stats_config``, and alpha = 1 - confidence (0.05 by default, the seed's level).
+the exam kind lists. An accuracy (per system, nation or task) carries the interval its
+MetricSpec names (`metric_interval`: Wilson for the 0/1 ``correct``), the one the summary gives
+the same number; paired deltas keep the seed's paired percentile bootstrap, with questions the
+resampling unit (the seed's ``bootstrap_ci``). The seed, the number of resamples and the
+confidence come from ``stats_config``, and alpha = 1 - confidence (0.05 by default, the seed's
+level).
 
 Rows are read by `pytest_doceval.kinds.exam.table` (labels model/track/nation/task, metrics correct
 and parse_failure, details choices). The built-in ``random`` model is in the accuracy, delta
@@ -26,9 +29,9 @@ from numpy.typing import NDArray
 
 from pytest_doceval import stats
 from pytest_doceval.config import StatsConfig
+from pytest_doceval.kinds.analyses import metric_interval
 from pytest_doceval.kinds.base import Analysis
-from pytest_doceval.kinds.exam.anova import additive_anova
-from pytest_doceval.kinds.exam.scoring import RANDOM_MODEL
+from pytest_doceval.kinds.exam.scoring import EXAM_METRICS, RANDOM_MODEL
 from pytest_doceval.kinds.exam.table import (
     Answer,
     answers_from_rows,
@@ -39,8 +42,9 @@ from pytest_doceval.kinds.exam.table import (
     track_order,
     tracks_of,
 )
+from pytest_doceval.metrics.spec import MetricSpec, specs_from_section
 from pytest_doceval.rows import plain
-from pytest_doceval.stats.power import paired_mde
+from pytest_doceval.stats.anova import additive_anova
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -57,23 +61,32 @@ DELTAS: tuple[tuple[str, str, str], ...] = (
 FACTORS = ("nation", "task")
 
 
-def _interval(values: Sequence[float], config: StatsConfig) -> stats.Interval:
-    return stats.bootstrap_mean_ci(
-        values, resamples=config.resamples, confidence=config.confidence, seed=config.seed
-    )
+def _correct_spec(meta: Mapping[str, Any]) -> MetricSpec:
+    """The spec of ``correct`` the report carries (the kind's own when a caller passes none)."""
+    return specs_from_section(meta).get("correct", EXAM_METRICS["correct"])
 
 
-def _paired_interval(
+def _paired_change(
     x: NDArray[np.float64], y: NDArray[np.float64], config: StatsConfig
-) -> stats.Interval:
-    """mean(x - y) over paired questions with its paired (question) bootstrap CI."""
-    return stats.paired_bootstrap_ci(
+) -> stats.PairedChange:
+    """mean(x - y) over paired questions (`stats.paired_change`, binary: McNemar), with the
+    seed's paired (question) percentile bootstrap CI."""
+    interval = stats.paired_bootstrap_ci(
         x, y, resamples=config.resamples, confidence=config.confidence, seed=config.seed
     )
+    return stats.paired_change(x, y, binary=True, alpha=1.0 - config.confidence, interval=interval)
 
 
-def _summary(answers: Sequence[Answer], config: StatsConfig) -> dict[str, Any]:
-    ci = _interval(correct_vector(answers).tolist(), config)
+def _defined(p: float | None) -> float:
+    """A McNemar p-value `stats.paired_change` computed (it does for binary values)."""
+    assert p is not None
+    return p
+
+
+def _summary(answers: Sequence[Answer], spec: MetricSpec, config: StatsConfig) -> dict[str, Any]:
+    """Accuracy with the interval the summary gives the same mean (`metric_interval`: the
+    method ``correct``'s spec names), parse failures apart."""
+    ci = metric_interval(correct_vector(answers).tolist(), spec, config)
     failures = int(sum(a.parse_failure for a in answers))
     return {
         "n": ci.n,
@@ -87,16 +100,19 @@ def _summary(answers: Sequence[Answer], config: StatsConfig) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Accuracy:
-    """Accuracy per (model, track) with its bootstrap CI over questions, the parse failures
-    (counted wrong, reported apart) and the chance rate of the questions that system saw."""
+    """Accuracy per (model, track) with its CI (the summary's, `metric_interval`), the parse
+    failures (counted wrong, reported apart) and the chance rate of the questions that system
+    saw."""
 
     key: str = "accuracy"
 
     def __call__(self, rows: Rows, meta: Mapping[str, Any], stats_config: StatsConfig) -> Any:
+        spec = _correct_spec(meta)
         out = []
         for (model, track), answers in by_system(answers_from_rows(rows)).items():
             listed = list(answers.values())
-            entry = {"model": model, "track": track, **_summary(listed, stats_config)}
+            summary = _summary(listed, spec, stats_config)
+            entry = {"model": model, "track": track, **summary}
             entry["chance"] = chance_rate(listed)
             out.append(entry)
         return plain(out)
@@ -109,6 +125,7 @@ class Breakdowns:
     key: str = "breakdowns"
 
     def __call__(self, rows: Rows, meta: Mapping[str, Any], stats_config: StatsConfig) -> Any:
+        spec = _correct_spec(meta)
         out = []
         for (model, track), answers in by_system(answers_from_rows(rows)).items():
             for factor in FACTORS:
@@ -117,7 +134,7 @@ class Breakdowns:
                     levels.setdefault(getattr(a, factor), []).append(a)
                 for level in sorted(levels):
                     head = {"model": model, "track": track, "factor": factor, "level": level}
-                    out.append({**head, **_summary(levels[level], stats_config)})
+                    out.append({**head, **_summary(levels[level], spec, stats_config)})
         return plain(out)
 
 
@@ -142,24 +159,24 @@ class Deltas:
                 common, x, y = paired(systems[model, first], systems[model, second])
                 if not common:
                     continue
-                ci = _paired_interval(x, y, stats_config)
-                mcnemar = stats.mcnemar_exact(x, y)
+                change = _paired_change(x, y, stats_config)
+                p = _defined(change.p_mcnemar)
                 out.append(
                     {
                         "model": model,
                         "delta": f"{first}-{second}",
-                        "n": ci.n,
-                        "value": ci.mean,
-                        "ci_low": ci.ci_low,
-                        "ci_high": ci.ci_high,
-                        "p_mcnemar": mcnemar.p,
-                        "accuracy_first": float(x.mean()),
-                        "accuracy_second": float(y.mean()),
-                        "only_first": mcnemar.only_a,
-                        "only_second": mcnemar.only_b,
-                        "significant": mcnemar.p < alpha,
-                        "supported": ci.mean > 0 and mcnemar.p < alpha,
-                        "mde": paired_mde(x, y, binary=True, alpha=alpha),
+                        "n": change.n,
+                        "value": change.mean_diff,
+                        "ci_low": change.ci_low,
+                        "ci_high": change.ci_high,
+                        "p_mcnemar": p,
+                        "accuracy_first": change.mean_a,
+                        "accuracy_second": change.mean_b,
+                        "only_first": change.only_a,
+                        "only_second": change.only_b,
+                        "significant": p < alpha,
+                        "supported": change.mean_diff > 0 and p < alpha,
+                        "mde": change.mde,
                         "interpretation": interpretation,
                     }
                 )
@@ -169,8 +186,8 @@ class Deltas:
 @dataclass(frozen=True)
 class Anova:
     """Per track: correctness decomposed into model (block), nation and task effects at the
-    item level (Type II, additive; see `pytest_doceval.kinds.exam.anova`), with eta^2 and partial
-    eta^2. The ``random`` model is left out."""
+    item level (Type II, additive; see `pytest_doceval.stats.anova.additive_anova`), with
+    eta^2 and partial eta^2. The ``random`` model is left out."""
 
     key: str = "anova"
 
@@ -220,25 +237,24 @@ class Pairwise:
                 common, x, y = paired(systems[a, track], systems[b, track])
                 if not common:
                     continue
-                ci = _paired_interval(x, y, stats_config)
-                mcnemar = stats.mcnemar_exact(x, y)
+                change = _paired_change(x, y, stats_config)
                 family.append(
                     {
                         "track": track,
                         "a": a,
                         "b": b,
-                        "n": ci.n,
-                        "accuracy_a": float(x.mean()),
-                        "accuracy_b": float(y.mean()),
-                        "diff": ci.mean,
-                        "ci_low": ci.ci_low,
-                        "ci_high": ci.ci_high,
-                        "only_a": mcnemar.only_a,
-                        "only_b": mcnemar.only_b,
-                        "p_mcnemar": mcnemar.p,
-                        "cohens_d": stats.cohens_d_paired(x, y),
-                        "p_ttest": stats.paired_ttest_p(x, y),
-                        "mde": paired_mde(x, y, binary=True, alpha=alpha),
+                        "n": change.n,
+                        "accuracy_a": change.mean_a,
+                        "accuracy_b": change.mean_b,
+                        "diff": change.mean_diff,
+                        "ci_low": change.ci_low,
+                        "ci_high": change.ci_high,
+                        "only_a": change.only_a,
+                        "only_b": change.only_b,
+                        "p_mcnemar": _defined(change.p_mcnemar),
+                        "cohens_d": change.cohens_d,
+                        "p_ttest": change.p_ttest,
+                        "mde": change.mde,
                     }
                 )
             adjusted = stats.bonferroni([c["p_mcnemar"] for c in family])

@@ -62,7 +62,7 @@ class OcrRobustness:
     key: str = "ocr_robustness"
 
     def __call__(self, rows: Rows, meta: Mapping[str, Any], stats_config: StatsConfig) -> list[Any]:
-        from pytest_doceval.report.analysis import paired_change
+        from pytest_doceval.kinds.analyses import paired_change_row
 
         specs = specs_from_section(meta)
         reference = str(meta.get("reference_variant") or "")
@@ -87,7 +87,7 @@ class OcrRobustness:
                             "metric": metric,
                             "reference_mean": sum(b) / len(b),
                             "variant_mean": sum(a) / len(a),
-                            **paired_change(
+                            **paired_change_row(
                                 a, b, direction, stats_config, binary=specs[metric].binary
                             ),
                         }

@@ -11,7 +11,8 @@ denominator; a file whose facts were all skipped is left out of the mean. olmOCR
 Interval: olmOCR-bench's ``calculate_bootstrap_ci(..., splits=file sizes)`` -- each resample
 draws, within every file independently, as many facts as the file has, with replacement, and
 averages the files' means; the interval is the percentile interval of those averages (default
-1,000 resamples, 95 %). Files are strata, never resampled themselves: the score is defined as a
+1,000 resamples, 95 %): `pytest_doceval.stats.bootstrap.stratified_bootstrap_ci`, the files its
+strata. Files are strata, never resampled themselves: the score is defined as a
 mean over these files. Randomness comes from ``numpy.random.default_rng(seed)`` alone.
 
 Per type, olmOCR reports the mean of each fact's fraction of repeats passed (``test_avg``), not
@@ -27,7 +28,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from pytest_doceval.kinds.facts.model import Fact
 from pytest_doceval.kinds.facts.result import FactResult
@@ -43,11 +43,6 @@ __all__ = [
 ]
 
 Verdict = FactResult | bool | None
-
-# Bound on one resampling index matrix (rows = resamples, columns = facts of a file): 2**21
-# int64 indices is 16 MiB. Chunks are drawn in order from one generator, so the result does not
-# depend on this value.
-_MAX_CHUNK_ENTRIES = 2**21
 
 
 def _passed(verdict: Verdict) -> bool | None:
@@ -91,19 +86,6 @@ class PassRate:
         return asdict(self)
 
 
-def _resampled_means(
-    values: NDArray[np.float64], n_resamples: int, rng: np.random.Generator
-) -> NDArray[np.float64]:
-    n = len(values)
-    rows = max(1, _MAX_CHUNK_ENTRIES // n)
-    means = np.empty(n_resamples)
-    for start in range(0, n_resamples, rows):
-        stop = min(n_resamples, start + rows)
-        index = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = values[index].mean(axis=1)
-    return means
-
-
 def pass_rate_ci(
     results_by_file: Mapping[str, Sequence[Verdict]],
     *,
@@ -111,33 +93,23 @@ def pass_rate_ci(
     n_resamples: int = 1000,
     seed: int = 0,
 ) -> PassRate:
-    """pass_rate and its interval, resampling facts within each file (module docstring)."""
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+    """pass_rate and its interval, resampling facts within each file (module docstring;
+    `pytest_doceval.stats.bootstrap.stratified_bootstrap_ci`, files the strata)."""
+    from pytest_doceval.stats.bootstrap import stratified_bootstrap_ci  # on use: heavy
+
     scores = file_scores(results_by_file)
-    n_facts = sum(len(v) for v in scores.values())
-    if not scores:
-        nan = math.nan
-        return PassRate(nan, nan, nan, confidence, n_resamples, seed, 0, 0)
-    rng = np.random.default_rng(seed)
-    per_file = [
-        _resampled_means(np.asarray(values, dtype=np.float64), n_resamples, rng)
-        for values in scores.values()
-    ]
-    totals = np.mean(per_file, axis=0)
-    alpha = (1.0 - confidence) / 2.0
-    low, high = np.percentile(totals, [100.0 * alpha, 100.0 * (1.0 - alpha)])
+    interval = stratified_bootstrap_ci(
+        list(scores.values()), resamples=n_resamples, confidence=confidence, seed=seed
+    )
     return PassRate(
-        mean=pass_rate(results_by_file),
-        ci_low=float(low),
-        ci_high=float(high),
+        mean=interval.mean,
+        ci_low=interval.ci_low,
+        ci_high=interval.ci_high,
         confidence=confidence,
         n_resamples=n_resamples,
         seed=seed,
         n_files=len(scores),
-        n_facts=n_facts,
+        n_facts=interval.n,
     )
 
 
