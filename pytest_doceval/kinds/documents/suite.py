@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pytest_doceval.cache import file_digest
+from pytest_doceval.cache import file_digest, stored_output
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.engine import Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
@@ -139,7 +139,7 @@ def _output_change(output: str, key: str | None, ctx: RunContext) -> dict[str, A
     previous_key = ctx.previous_cache_key
     if key is None or previous_key is None or previous_key == key:
         return {}
-    previous = ctx.cache.get(previous_key)
+    previous = stored_output(ctx.cache, previous_key)
     if previous is None or previous == output:
         return {}
     ops = character_alignment(previous, output).ops
@@ -321,9 +321,7 @@ class DocumentsSuite(Suite):
             truth, output, language=self.language, normalization=self.normalization
         )
         tables = score_tables(truth, output)
-        chunks = chunk_quality(
-            truth, output, embedder=self.embedder(), cache_dir=ctx.cache.directory
-        )
+        chunks = chunk_quality(truth, output, embedder=self.embedder(), store=ctx.cache)
         if chunks.metrics.get("chunk_score", 0.0) != chunks.metrics.get("chunk_score", 0.0):
             del chunks.metrics["chunk_score"]  # NaN: no chunk with two sentences to compare
             notes.append("chunk_score: no chunk of the output has two sentences to compare")
