@@ -9,8 +9,8 @@ needs sentence embeddings, so it runs where a suite names an embedder (``embedde
 * ``"model:NAME"``: the ``/v1/embeddings`` endpoint of ``[tool.doceval.models.NAME]``;
 * ``"sentence-transformers:PATH"``: a local sentence-transformers model folder.
 
-Embeddings are cached under the output cache (``embeddings/``), so a re-run embeds only new
-sentences.
+Embeddings are kept in the run's store (float32 entries beside the outputs), so a re-run embeds
+only new sentences.
 
 **Chunk Score's blind spot.** CS keeps seed 000's definition: it measures how alike each chunk's
 sentences are, and an output that drops most of the document, or repeats one sentence, has
