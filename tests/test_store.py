@@ -336,3 +336,10 @@ def test_cache_files_never_hold_the_key(model_server: ModelServer, tmp_path: Pat
     assert len([p for p in files if p.suffix == ".json"]) == 2
     assert all(secret not in p.read_text(errors="replace") for p in files)
     assert "[REDACTED]" in "".join(p.read_text() for p in files)
+
+
+def test_output_keys_keep_their_spelling() -> None:
+    """The committed baselines record output keys: the store must not change how they read
+    (the value was computed by the code before the store existed)."""
+    key = cache_key({"system": "pymupdf", "version": "3", "dpi": 300}, "ab" * 32)
+    assert key == "517f4677450bb903624462caf5d25e3bb30858fc3eb048dda5e60639dab76988"
