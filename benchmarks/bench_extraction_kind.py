@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pytest_doceval.cache import OutputCache
 from pytest_doceval.config import load_suite_spec
+from pytest_doceval.engine.store import Store
 from pytest_doceval.kinds.base import RunContext
 from pytest_doceval.kinds.extraction.entries import EntryFields, score_entries
 from pytest_doceval.kinds.registry import make_suite
@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def per_test(suite_dir: Path, repeat: int) -> tuple[int, float]:
     suite = make_suite(load_suite_spec(suite_dir / "suite.toml"), build_registry())
-    ctx = RunContext(OutputCache(None, "off"))
+    ctx = RunContext(Store(None, "off"))
     refs = suite.case_refs()
     times = []
     for _ in range(repeat):

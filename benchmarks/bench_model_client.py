@@ -31,7 +31,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from pytest_doceval.models.cache import ResponseCache
+from pytest_doceval.engine.store import Store
 from pytest_doceval.models.client import ModelClient
 from pytest_doceval.models.config import ModelConfig
 from pytest_doceval.models.hub import Hub
@@ -87,7 +87,7 @@ def run_hub(
     )
     client = ModelClient({"bench": config}, concurrency_share=share)
     requests = make_requests(config, n, tag)
-    with Hub(client, ResponseCache(Path(cache_dir), "rw", run_id=run_id)) as hub:
+    with Hub(client, Store(Path(cache_dir), "rw", run_id=run_id)) as hub:
         cpu0, queue0 = cpu_and_queue()
         start = time.time()
         summary = hub.prefetch(requests)

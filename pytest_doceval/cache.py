@@ -1,10 +1,10 @@
-"""A content-addressed cache of system outputs (DESIGN section 5).
+"""Output keys, and stage outputs read through the run's store (DESIGN section 5).
 
 The key is a SHA-256 over everything that changes an output -- the input's bytes, the system's
 fingerprint (name, library versions, settings, model, prompt) -- and nothing that does not, so
 changing a metric or the normalisation re-scores without re-parsing, and a new library version
-re-parses. Entries are written atomically and checked on read: a corrupt or mismatched entry is
-recomputed, never trusted.
+re-parses. The committed baselines record these keys: `cache_key` must keep its spelling.
+Where and how outputs are kept is `pytest_doceval.engine.store`'s business.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_doceval.atomic import write_text_atomic
-
-CACHE_SCHEMA = "doceval-cache/2"
+if TYPE_CHECKING:
+    from pytest_doceval.engine.store import Store
 
 
 def file_digest(path: Path) -> str:
@@ -27,10 +26,6 @@ def file_digest(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _checksum(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def cache_key(fingerprint: Mapping[str, Any], input_digest: str) -> str:
@@ -47,57 +42,32 @@ class CachedOutput:
     hit: bool
 
 
-class OutputCache:
-    """Outputs stored as ``<dir>/<key[:2]>/<key>.json``; ``directory=None`` disables caching."""
+def stored_output(store: Store, key: str) -> str | None:
+    """The output stored under `key`, or None (absent, untrusted, or not readable now)."""
+    from pytest_doceval.engine.store import TEXT
 
-    def __init__(self, directory: Path | None, mode: str = "rw") -> None:
-        """`mode` as ``--doceval-cache``: ``off``, ``read`` (use, never store), ``write``
-        (recompute and store) or ``rw``."""
-        self.directory = None if mode == "off" else directory
-        self.reads = mode in ("read", "rw")
-        self.writes = mode in ("write", "rw")
+    return store.get(key, TEXT)
 
-    def _path(self, key: str) -> Path:
-        assert self.directory is not None
-        return self.directory / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> str | None:
-        if self.directory is None or not self.reads:
-            return None
-        try:
-            entry = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(entry, dict) or entry.get("schema") != CACHE_SCHEMA:
-            return None
-        output = entry.get("output")
-        if entry.get("key") != key or not isinstance(output, str):
-            return None
-        # A hand-edited (or half-synced) entry that is still valid JSON is not trusted: its
-        # checksum no longer matches, and the output is recomputed.
-        if entry.get("sha256") != _checksum(output):
-            return None
-        return output
+def store_output(store: Store, key: str, text: str, fingerprint: Mapping[str, Any]) -> None:
+    """Keep a successful output; its fingerprint rides along for whoever reads the entry."""
+    from pytest_doceval.engine.store import TEXT
 
-    def put(self, key: str, text: str, fingerprint: Mapping[str, Any]) -> None:
-        if self.directory is None or not self.writes:
-            return
-        entry = {
-            "schema": CACHE_SCHEMA,
-            "key": key,
-            "fingerprint": fingerprint,
-            "sha256": _checksum(text),
-            "output": text,
-        }
-        write_text_atomic(self._path(key), json.dumps(entry, ensure_ascii=False, default=str))
+    store.put(key, text, TEXT, {"fingerprint": fingerprint})
 
-    def get_or_compute(
-        self, fingerprint: Mapping[str, Any], input_digest: str, compute: Callable[[], str]
-    ) -> CachedOutput:
-        key = cache_key(fingerprint, input_digest)
-        cached = self.get(key)
-        if cached is not None:
-            return CachedOutput(key, cached, hit=True)
-        text = compute()
-        self.put(key, text, fingerprint)
-        return CachedOutput(key, text, hit=False)
+
+def cached_output(
+    store: Store,
+    fingerprint: Mapping[str, Any],
+    input_digest: str,
+    compute: Callable[[], str],
+) -> CachedOutput:
+    """The output keyed by (`fingerprint`, `input_digest`): the store's, else `compute`'s,
+    stored only once it returned (a raising `compute` stores nothing)."""
+    key = cache_key(fingerprint, input_digest)
+    cached = stored_output(store, key)
+    if cached is not None:
+        return CachedOutput(key, cached, hit=True)
+    text = compute()
+    store_output(store, key, text, fingerprint)
+    return CachedOutput(key, text, hit=False)

@@ -55,14 +55,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--doceval-cache-dir",
         metavar="DIR",
         default=None,
-        help="output cache folder (default: [tool.doceval] cache, '.doceval-cache')",
+        help="the store's folder (default: [tool.doceval] cache, '.doceval-cache')",
     )
     group.addoption(
         "--doceval-cache",
         choices=("off", "read", "write", "rw"),
         default=None,
-        help="the output and model-response cache: off, read (use, never store), write "
-        "(recompute and store) or rw (default)",
+        help="the store of outputs, model responses and embeddings: off, read (use, never "
+        "store), write (recompute and store) or rw (default)",
     )
     group.addoption(
         "--doceval-no-cache",

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_doceval.cache import OutputCache
 from pytest_doceval.config import ProjectConfig, StatsConfig, load_suite_spec
+from pytest_doceval.engine.store import Store
 from pytest_doceval.errors import DocevalError, SuiteConfigError
 from pytest_doceval.gates import Bound, Rule, check_case
 from pytest_doceval.kinds import CaseRef, RunContext, Suite
@@ -85,8 +85,11 @@ class DocevalSession:
         self._resolved: dict[Path, Path] = {}  # resolving costs syscalls on every test
         self._names: dict[str, Path] = {}
         self._baselines: dict[str, BaselineFile | DocevalError | None] = {}
-        self.cache = OutputCache(options.cache_dir, options.cache_mode)
-        self.models = _model_runtime(config, root, options)
+        workerinput = getattr(config, "workerinput", None)
+        # One store for outputs, responses and embeddings; xdist workers share the run id.
+        run_id = workerinput["testrunuid"] if workerinput else None
+        self.cache = Store(options.cache_dir, options.cache_mode, run_id=run_id)
+        self.models = _model_runtime(config, root, self.cache)
         self.collected: dict[Path, list[dict[str, Any]]] = {}
         self.summary_lines: list[str] = []
         self.gate_failures: list[str] = []
@@ -491,7 +494,7 @@ class DocevalSession:
             self.summary_lines.append(f"  ... and {len(changes) - 50} more")
 
 
-def _model_runtime(config: pytest.Config, root: Path, options: Options) -> ModelRuntime:
+def _model_runtime(config: pytest.Config, root: Path, store: Store) -> ModelRuntime:
     """The run's models from ``[tool.doceval.models.*]`` (a bad table stops the run at once)."""
     from pytest_doceval.models.config import load_models
 
@@ -503,9 +506,7 @@ def _model_runtime(config: pytest.Config, root: Path, options: Options) -> Model
     workerinput = getattr(config, "workerinput", None)
     return ModelRuntime(
         configs,
-        cache_dir=None if options.cache_mode == "off" else options.cache_dir,
-        mode=options.cache_mode,
-        run_id=workerinput["testrunuid"] if workerinput else None,
+        store=store,
         workers=int(workerinput["workercount"]) if workerinput else 1,
         source=str(pyproject),
     )

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from model_server import ModelServer
 
-from pytest_doceval.models.cache import CacheMode, ResponseCache
+from pytest_doceval.engine.store import CacheMode, Store
 from pytest_doceval.models.client import ModelClient
 from pytest_doceval.models.config import ModelConfig
 from pytest_doceval.models.hub import Hub
@@ -91,7 +91,7 @@ def prefetch_child(
     answer back as a test would. Returns the summary and the answers (a pool's worker)."""
     config = model_config(base_url, max_concurrency=max_concurrency)
     client = ModelClient({config.name: config}, retry=FAST_RETRY, concurrency_share=share)
-    cache = ResponseCache(Path(cache_dir), mode, run_id=run_id)
+    cache = Store(Path(cache_dir), mode, run_id=run_id)
     requests = [ask(config, text, case=f"case-{i}") for i, text in enumerate(texts)]
     wait_for_parties(Path(barrier), parties)
     with Hub(client, cache) as hub:
@@ -115,4 +115,4 @@ def make_hub(
     config: ModelConfig, cache_dir: Path | None, mode: CacheMode = "rw", **cache_options: Any
 ) -> Hub:
     client = ModelClient({config.name: config}, retry=FAST_RETRY)
-    return Hub(client, ResponseCache(cache_dir, mode, **cache_options))
+    return Hub(client, Store(cache_dir, mode, **cache_options))

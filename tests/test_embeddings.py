@@ -20,6 +20,7 @@ import pytest
 from model_server import ModelServer, embedding
 
 from pytest_doceval.cache import cache_key
+from pytest_doceval.engine.store import FLOAT32, Store, checksum
 from pytest_doceval.models.embeddings import (
     CachedEmbedder,
     Embedder,
@@ -285,9 +286,9 @@ class Counting:
 
 def test_cache_embeds_each_text_once_across_calls(tmp_path: Path) -> None:
     inner = Counting()
-    cached = CachedEmbedder(inner, tmp_path)
+    cached = CachedEmbedder(inner, Store(tmp_path))
     first = cached.embed(["a", "b", "a"])
-    again = CachedEmbedder(Counting(), tmp_path)  # a later run: a new process, same folder
+    again = CachedEmbedder(Counting(), Store(tmp_path))  # a later run: a new process, same folder
     second = again.embed(["b", "c", "a"])
     assert inner.asked == [["a", "b"]] and again.inner.asked == [["c"]]  # type: ignore[attr-defined]
     assert np.array_equal(first, Counting().embed(["a", "b", "a"]))
@@ -297,41 +298,45 @@ def test_cache_embeds_each_text_once_across_calls(tmp_path: Path) -> None:
 
 def test_cache_entries_are_content_addressed(tmp_path: Path) -> None:
     inner = Counting()
-    CachedEmbedder(inner, tmp_path).embed(["Hangul 한글"])
+    CachedEmbedder(inner, Store(tmp_path)).embed(["Hangul 한글"])
     key = cache_key(inner.fingerprint(), hashlib.sha256("Hangul 한글".encode()).hexdigest())
-    entry = json.loads((tmp_path / key[:2] / f"{key}.json").read_text(encoding="utf-8"))
-    assert entry["key"] == key and entry["fingerprint"] == inner.fingerprint()
-    assert entry["dimensions"] == 4
-    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == [f"{key}.json"]  # no debris
+    path = Store(tmp_path).entry_path(key, FLOAT32)
+    entry = json.loads(path.read_text(encoding="utf-8"))
+    assert entry["key"] == key and entry["meta"]["fingerprint"] == inner.fingerprint()
+    assert Store(tmp_path).get(key, FLOAT32).shape == (4,)  # type: ignore[union-attr]
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == [path]  # no debris
     other = Counting("m2")
-    CachedEmbedder(other, tmp_path).embed(["Hangul 한글"])
+    CachedEmbedder(other, Store(tmp_path)).embed(["Hangul 한글"])
     assert other.asked == [["Hangul 한글"]]  # another model's vectors are never reused
 
 
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda e: {**e, "vector": e["vector"][:-8] + "AAAAAAA="},  # checksum no longer matches
+        lambda e: {**e, "value": e["value"][:-8] + "AAAAAAA="},  # checksum no longer matches
         lambda e: {**e, "key": "0" * 64},
-        lambda e: {**e, "schema": "doceval-embedding/0"},
-        lambda e: {**e, "dimensions": 5},
+        lambda e: {**e, "schema": "doceval-store/0"},
+        lambda e: {**e, "value": "AAAAAAA=", "sha256": checksum("AAAAAAA=")},  # 5 bytes
         lambda e: "not an entry",
     ],
 )
 def test_damaged_entries_are_recomputed(tmp_path: Path, damage: Any) -> None:
-    CachedEmbedder(Counting(), tmp_path).embed(["x"])
+    CachedEmbedder(Counting(), Store(tmp_path)).embed(["x"])
     (path,) = tmp_path.rglob("*.json")
     path.write_text(json.dumps(damage(json.loads(path.read_text()))), encoding="utf-8")
     inner = Counting()
-    vectors = CachedEmbedder(inner, tmp_path).embed(["x"])
+    vectors = CachedEmbedder(inner, Store(tmp_path)).embed(["x"])
     assert inner.asked == [["x"]] and np.array_equal(vectors, Counting().embed(["x"]))
 
 
 def test_cache_disabled_and_empty(tmp_path: Path) -> None:
     inner = Counting()
-    cached = CachedEmbedder(inner, None)
-    cached.embed(["a"])
-    cached.embed(["a"])
-    assert inner.asked == [["a"], ["a"]] and cached.misses == 2
-    assert CachedEmbedder(inner, tmp_path).embed([]).shape == (0, 0)
-    assert CachedEmbedder(inner, tmp_path).fingerprint() == inner.fingerprint()
+    for store in (None, Store(tmp_path, "off")):
+        inner.asked.clear()
+        cached = CachedEmbedder(inner, store)
+        cached.embed(["a"])
+        cached.embed(["a"])
+        assert inner.asked == [["a"], ["a"]] and cached.misses == 2
+    assert not list(tmp_path.iterdir())
+    assert CachedEmbedder(inner, Store(tmp_path)).embed([]).shape == (0, 0)
+    assert CachedEmbedder(inner, Store(tmp_path)).fingerprint() == inner.fingerprint()

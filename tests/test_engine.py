@@ -13,7 +13,7 @@ import pytest
 from model_fixtures import make_hub, model_config, model_server
 from model_server import ModelServer
 
-from pytest_doceval.cache import OutputCache
+from pytest_doceval.cache import stored_output
 from pytest_doceval.engine import (
     MISSING,
     CpuStage,
@@ -23,6 +23,7 @@ from pytest_doceval.engine import (
     StageFailed,
     parse_executor,
 )
+from pytest_doceval.engine.store import Store
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.models.hub import Hub
 from pytest_doceval.models.requests import ChatRequest, message
@@ -34,7 +35,7 @@ def make_engine(
     tmp_path: Path, executor: str = "threads", workers: int = 2, hub: Hub | None = None
 ) -> Engine:
     slot = ExecutorSlot(parse_executor(executor, workers=workers))
-    cache = OutputCache(tmp_path / "cache", "rw")
+    cache = Store(tmp_path / "cache", "rw")
     return Engine(slot, cache, hub=None if hub is None else (lambda: hub))
 
 
@@ -91,7 +92,7 @@ def test_outputs_are_stored_and_reused_failures_never(tmp_path: Path) -> None:
     with pytest.raises(StageFailed):
         first.output("bad")
     first.close()
-    assert first.cache.get("k") == "TEXT" and first.cache.get("bad") is None
+    assert stored_output(first.cache, "k") == "TEXT" and stored_output(first.cache, "bad") is None
     second = make_engine(tmp_path)
     second.add([cpu("k", engine_calls.fail, "must not run", store=True)])
     assert second.output("k") == "TEXT" and second.snapshot().cached == 1

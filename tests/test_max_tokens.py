@@ -14,9 +14,7 @@ from pytest_doceval.systems import SystemEnv, build_registry
 
 def env(model_table: dict[str, Any], system: dict[str, Any]) -> SystemEnv:
     config = model_config("http://127.0.0.1:9/v1", **model_table)
-    runtime = ModelRuntime(
-        {"echo": config}, cache_dir=None, mode="off", run_id=None, workers=1, source="x"
-    )
+    runtime = ModelRuntime({"echo": config}, workers=1, source="x")
     return SystemEnv(
         build_registry([]), {"pymupdf+vlm": system}, models=runtime, defaults={"vlm": "echo"}
     )

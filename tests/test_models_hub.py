@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from model_fixtures import ask, make_hub, model_config, model_server, prefetch_child
 from model_server import ModelServer
-from test_models_cache import dead_pid
+from test_store import dead_pid
 
-from pytest_doceval.models.cache import HOST, CacheMode, ResponseCache
+from pytest_doceval.engine.store import HOST, JSON, CacheMode, Store
 from pytest_doceval.models.client import ModelError
 from pytest_doceval.models.requests import ChatResponse
 
@@ -71,7 +71,7 @@ def test_a_failed_request_is_not_sent_again_nor_cached(
         with pytest.raises(ModelError, match="case 'broken': HTTP 500 after 2 attempts"):
             hub.complete_sync(bad)
     assert model_server.count(bad.body()) == 2  # the two attempts of the prefetch, no more
-    assert ResponseCache(tmp_path).get(bad.cache_key()) is None
+    assert Store(tmp_path).get(bad.cache_key(), JSON) is None
 
 
 def test_mode_off_writes_nothing_and_still_sends_once(
@@ -95,10 +95,10 @@ def test_read_mode_uses_entries_and_stores_nothing(
     with make_hub(config, tmp_path, "read") as hub:
         summary = hub.prefetch([old, new])
     assert (summary.cached, summary.sent) == (1, 1)
-    assert ResponseCache(tmp_path).get(new.cache_key()) is None
+    assert Store(tmp_path).get(new.cache_key(), JSON) is None
 
 
-def hold_claim(cache: ResponseCache, key: str, *, host: str, pid: int) -> Path:
+def hold_claim(cache: Store, key: str, *, host: str, pid: int) -> Path:
     path = cache.claim_path(key)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"pid": pid, "host": host, "token": uuid.uuid4().hex}))
@@ -109,12 +109,12 @@ def test_waits_for_a_peer_that_holds_the_claim(model_server: ModelServer, tmp_pa
     config = model_config(model_server.base_url)
     request = ask(config, "asked by two workers")
     key = request.cache_key()
-    cache = ResponseCache(tmp_path)
+    cache = Store(tmp_path)
     claim = hold_claim(cache, key, host="other-machine", pid=1)
 
     def peer_finishes() -> None:
         time.sleep(0.3)
-        cache.put(key, ChatResponse("peer's answer"), request.key_payload())
+        cache.put(key, ChatResponse("peer's answer").to_payload(), JSON)
         claim.unlink()
 
     thread = threading.Thread(target=peer_finishes)
@@ -129,19 +129,19 @@ def test_waits_for_a_peer_that_holds_the_claim(model_server: ModelServer, tmp_pa
 def test_takes_over_the_claim_of_a_dead_owner(model_server: ModelServer, tmp_path: Path) -> None:
     config = model_config(model_server.base_url)
     request = ask(config, "owner crashed")
-    hold_claim(ResponseCache(tmp_path), request.cache_key(), host=HOST, pid=dead_pid())
+    hold_claim(Store(tmp_path), request.cache_key(), host=HOST, pid=dead_pid())
     with make_hub(config, tmp_path) as hub:
         start = time.perf_counter()
         assert hub.complete_sync(request, timeout=10).source == "model"
     assert time.perf_counter() - start < 10  # not waiting 30 s for the heartbeat to go stale
     assert model_server.count(request.body()) == 1
-    assert not ResponseCache(tmp_path).claim_path(request.cache_key()).exists()
+    assert not Store(tmp_path).claim_path(request.cache_key()).exists()
 
 
 def test_takes_over_a_claim_without_heartbeat(model_server: ModelServer, tmp_path: Path) -> None:
     config = model_config(model_server.base_url)
     request = ask(config, "owner on another machine went silent")
-    hold_claim(ResponseCache(tmp_path), request.cache_key(), host="other-machine", pid=1)
+    hold_claim(Store(tmp_path), request.cache_key(), host="other-machine", pid=1)
     with make_hub(config, tmp_path, stale_after=0.3) as hub:
         start = time.perf_counter()
         assert hub.complete_sync(request, timeout=10).source == "model"
@@ -152,7 +152,7 @@ def test_takes_over_a_claim_without_heartbeat(model_server: ModelServer, tmp_pat
 def test_waiting_for_a_live_peer_is_bounded(model_server: ModelServer, tmp_path: Path) -> None:
     config = model_config(model_server.base_url, timeout=0.2, max_retries=0)
     request = ask(config, "the peer never finishes", case="c9")
-    claim = hold_claim(ResponseCache(tmp_path), request.cache_key(), host="other-machine", pid=1)
+    claim = hold_claim(Store(tmp_path), request.cache_key(), host="other-machine", pid=1)
     stop = threading.Event()
 
     def heartbeat() -> None:  # alive, but never done
@@ -178,7 +178,7 @@ def test_waiting_for_a_live_peer_is_bounded(model_server: ModelServer, tmp_path:
 def test_owner_heartbeats_and_close_releases(model_server: ModelServer, tmp_path: Path) -> None:
     config = model_config(model_server.base_url, timeout=60)
     request = ask(config, "[fault:sleep seconds=60]")
-    path = ResponseCache(tmp_path).claim_path(request.cache_key())
+    path = Store(tmp_path).claim_path(request.cache_key())
     hub = make_hub(config, tmp_path, heartbeat=0.05)
     future = hub.start_prefetch([request])
     deadline = time.monotonic() + 10
@@ -198,9 +198,9 @@ def test_two_processes_share_one_cache_and_send_each_request_once(
     model_server: ModelServer, tmp_path: Path, mode: CacheMode
 ) -> None:
     if mode == "write":  # an older run's entries are what "write" refreshes, not reuses
-        cache = ResponseCache(tmp_path / "cache", "rw", run_id="older-run")
+        cache = Store(tmp_path / "cache", "rw", run_id="older-run")
         request = ask(model_config(model_server.base_url), "shared 0 [latency:0.03]")
-        cache.put(request.cache_key(), ChatResponse("stale"), request.key_payload())
+        cache.put(request.cache_key(), ChatResponse("stale").to_payload(), JSON)
     texts = [f"shared {i} [latency:0.03]" for i in range(48)]
     spawn = multiprocessing.get_context("spawn")
     run_id = uuid.uuid4().hex

@@ -39,8 +39,10 @@ def test_pymupdf_then_smollm2_runs_and_is_cached(pytester: pytest.Pytester, smol
     rows = [r for r in section["results"] if r["system"] == "pymupdf+vlm"]
     assert all(r["outcome"] == "passed" and r["metrics"]["cer"] >= 0 for r in rows)
     assert all("stage_diff" in r["views"] or r["views"]["text_diff"] for r in rows)
-    cached = sorted((pytester.path / ".doceval-cache" / "models").rglob("*.json"))
+    # responses live in the one store beside the outputs, one JSON-codec entry each
+    cached = sorted((pytester.path / ".doceval-cache").rglob("*.json.json"))
     assert len(cached) == 2  # one request per document
+    assert len(list((pytester.path / ".doceval-cache").rglob("*.text.json"))) == 4
     before = [p.read_text() for p in cached]
     pytester.runpytest("--doceval").assert_outcomes(passed=4)
     assert [p.read_text() for p in cached] == before  # answered from the cache

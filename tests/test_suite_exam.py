@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 from model_fixtures import model_config, png_bytes
 from rapidfuzz.distance import Levenshtein
 
-from pytest_doceval.cache import OutputCache
+from pytest_doceval.cache import store_output
 from pytest_doceval.config import StatsConfig, load_suite_spec
 from pytest_doceval.engine import CpuStage, ModelStage
+from pytest_doceval.engine.store import Store
 from pytest_doceval.errors import (
     CaseInputError,
     SuiteConfigError,
@@ -75,9 +76,7 @@ def write(folder: Path, toml: str, rows: Sequence[Row | str]) -> Path:
 
 def build(file: Path, *models: str) -> ExamSuite:
     configs = {name: model_config("http://127.0.0.1:9/v1", name) for name in models}
-    runtime = ModelRuntime(
-        configs, cache_dir=None, mode="off", run_id=None, workers=1, source="pyproject.toml"
-    )
+    runtime = ModelRuntime(configs, workers=1, source="pyproject.toml")
     suite = make_suite(load_suite_spec(file), build_registry(), runtime)
     assert isinstance(suite, ExamSuite)
     return suite
@@ -110,7 +109,7 @@ def ocr_calls(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
 
 
 def ctx(tmp_path: Path) -> RunContext:
-    return RunContext(OutputCache(tmp_path / "cache"))
+    return RunContext(Store(tmp_path / "cache"))
 
 
 # -- configuration -----------------------------------------------------------------------------
@@ -355,7 +354,7 @@ def test_a_changed_answer_shows_against_the_baseline_answer(
     ref = suite.case_refs()[0]
     unchanged = suite.evaluate(ref, RunContext(context.cache, previous_cache_key=old.cache_key))
     assert "output_diff" not in unchanged.views  # same answer "2": nothing to show
-    context.cache.put(str(old.cache_key), "4", {})
+    store_output(context.cache, str(old.cache_key), "4", {})
     changed = suite.evaluate(ref, RunContext(context.cache, previous_cache_key=old.cache_key))
     assert changed.views["output_diff"]["ops"] == [["S", "4", "2"]]
 
@@ -380,7 +379,7 @@ def test_real_rapidocr_reads_an_example_question() -> None:
         pytest.skip("the example suite is not here")
     suite = build(folder / "suite.toml")
     q = suite.by_id["au-geography-01"]
-    result = suite.ocr.read(q, q.read_image(folder), RunContext(OutputCache(None, "off")))
+    result = suite.ocr.read(q, q.read_image(folder), RunContext(Store(None, "off")))
     assert "Canberra" in result.text and "capital city of Australia" in result.text
     from pytest_doceval.metrics.text import character_errors
 

@@ -13,8 +13,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from pytest_doceval.cache import OutputCache
 from pytest_doceval.config import StatsConfig, load_suite_spec
+from pytest_doceval.engine.store import Store
 from pytest_doceval.errors import CaseInputError, SuiteConfigError
 from pytest_doceval.kinds.base import RunContext
 from pytest_doceval.kinds.extraction.analyses import ExtractorPairs, OcrRobustness, VerdictCounts
@@ -142,9 +142,7 @@ def runtime(**models: str) -> ModelRuntime:
         name: ModelConfig.from_table(name, {"base_url": url, "model": "m-1"}, source="test")
         for name, url in models.items()
     }
-    return ModelRuntime(
-        configs, cache_dir=None, mode="off", run_id=None, workers=1, source="pyproject.toml"
-    )
+    return ModelRuntime(configs, workers=1, source="pyproject.toml")
 
 
 def load(suite: Path, models: ModelRuntime | None = None) -> ExtractionSuite:
@@ -154,7 +152,7 @@ def load(suite: Path, models: ModelRuntime | None = None) -> ExtractionSuite:
 
 
 def context() -> RunContext:
-    return RunContext(OutputCache(None, "off"))
+    return RunContext(Store(None, "off"))
 
 
 # -- configuration ---------------------------------------------------------------------------

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_doceval.cache import OutputCache
 from pytest_doceval.config import StatsConfig, load_suite_spec
+from pytest_doceval.engine.store import Store
 from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemUnavailable
 from pytest_doceval.html.codec import Chunk
 from pytest_doceval.html.model import SuiteView
@@ -68,7 +68,7 @@ def outputs(folder: Path, system: str, pages: dict[str, list[str]]) -> None:
 
 
 def ctx(tmp_path: Path, baseline: dict[str, float] | None = None) -> RunContext:
-    return RunContext(OutputCache(tmp_path / "cache"), baseline=baseline)
+    return RunContext(Store(tmp_path / "cache"), baseline=baseline)
 
 
 # -- fact files into cases ------------------------------------------------------------------

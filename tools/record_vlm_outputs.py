@@ -37,9 +37,6 @@ def main() -> None:
     )
     runtime = ModelRuntime(
         {args.model_name: config},
-        cache_dir=None,
-        mode="off",
-        run_id=None,
         workers=1,
         source="tools/record_vlm_outputs.py",
     )

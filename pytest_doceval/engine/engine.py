@@ -17,7 +17,7 @@ Failures: a stage that raises is failed, and so is every stage that needs it; th
 depending on them get a `StageFailed` naming the stage and the cause (a `SystemUnavailable`
 stays itself: its tests are skipped). A process pool broken by a dying worker is replaced and
 the stages it held run again, each in a pool of its own: the one that kills its worker again
-fails alone. Nothing failed is stored; stores are atomic (`OutputCache.put`).
+fails alone. Nothing failed is stored; stores are atomic (`Store.put`).
 """
 
 from __future__ import annotations
@@ -33,12 +33,13 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pytest_doceval.cache import store_output, stored_output
 from pytest_doceval.engine.executors import ExecutorSlot, process_pool
 from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, timed_call
 from pytest_doceval.errors import DocevalError, SystemRunError, SystemUnavailable
 
 if TYPE_CHECKING:
-    from pytest_doceval.cache import OutputCache
+    from pytest_doceval.engine.store import Store
     from pytest_doceval.models.hub import Hub
 
 _MISSING = object()
@@ -99,7 +100,7 @@ class Engine:
     def __init__(
         self,
         slot: ExecutorSlot,
-        cache: OutputCache,
+        cache: Store,
         hub: Callable[[], Hub] | None = None,
     ) -> None:
         self.slot = slot
@@ -128,7 +129,7 @@ class Engine:
                     continue
                 node = self._nodes[stage.key] = _Node(stage)
                 if stage.fingerprint is not None:
-                    hit = self.cache.get(stage.key)
+                    hit = stored_output(self.cache, stage.key)
                     if hit is not None:
                         self._finish(node, hit, cached=True)
                         continue
@@ -337,7 +338,7 @@ class Engine:
         stage = node.stage
         if not cached and stage.fingerprint is not None and isinstance(output, str):
             with contextlib.suppress(OSError):  # the output is good; only keeping it failed
-                self.cache.put(stage.key, output, stage.fingerprint)
+                store_output(self.cache, stage.key, output, stage.fingerprint)
         node.output, node.cached, node.state = output, cached, "done"
         node.future = None
         node.event.set()

@@ -21,9 +21,10 @@ from pytest_doceval.metrics.spec import MetricSpec, find_spec
 from pytest_doceval.rows import row_key
 
 if TYPE_CHECKING:
-    from pytest_doceval.cache import CachedOutput, OutputCache
+    from pytest_doceval.cache import CachedOutput
     from pytest_doceval.config import StatsConfig, SuiteSpec
     from pytest_doceval.engine import Engine, Stage
+    from pytest_doceval.engine.store import Store
     from pytest_doceval.results import CaseResult
     from pytest_doceval.systems import SystemEnv
 
@@ -44,12 +45,12 @@ class CaseRef:
 
 @dataclass(frozen=True)
 class RunContext:
-    """What evaluation needs from the session: the output cache, the cache key of the output
+    """What evaluation needs from the session: the run's store, the cache key of the output
     the baseline was made from (None when unknown), for "what changed" views, the
     baseline's metrics of this (case, system) when a comparable baseline has them, and the
     run's engine, which holds the outputs of the stages `Suite.stages` declared."""
 
-    cache: OutputCache
+    cache: Store
     previous_cache_key: str | None = None
     baseline: Mapping[str, float] | None = None
     engine: Engine | None = None
@@ -60,7 +61,7 @@ class RunContext:
         """The output keyed by (`fingerprint`, `input_digest`): the engine's (waiting for it,
         raising its failure) when a declared stage has that key, else the cache's or
         `compute`'s (a test evaluated without an engine, e.g. by a unit test)."""
-        from pytest_doceval.cache import CachedOutput, cache_key
+        from pytest_doceval.cache import CachedOutput, cache_key, cached_output
         from pytest_doceval.engine import MISSING
 
         if self.engine is not None:
@@ -68,7 +69,7 @@ class RunContext:
             found = self.engine.output(key)
             if found is not MISSING:
                 return CachedOutput(key, found, hit=True)
-        return self.cache.get_or_compute(fingerprint, input_digest, compute)
+        return cached_output(self.cache, fingerprint, input_digest, compute)
 
 
 class Analysis(Protocol):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_doceval.cache import stored_output
 from pytest_doceval.kinds.base import RunContext
 from pytest_doceval.metrics.text import character_alignment
 
@@ -18,7 +19,7 @@ def output_change(output: str, key: str | None, ctx: RunContext) -> dict[str, An
     previous_key = ctx.previous_cache_key
     if key is None or previous_key is None or previous_key == key:
         return {}
-    previous = ctx.cache.get(previous_key)
+    previous = stored_output(ctx.cache, previous_key)
     if previous is None or previous == output:
         return {}
     ops = character_alignment(previous, output).ops

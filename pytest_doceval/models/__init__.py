@@ -1,4 +1,5 @@
-"""Model-backed systems: configuration, the async client, the response cache and the hub.
+"""Model-backed systems: configuration, the async client and the hub (responses are kept in
+`pytest_doceval.engine.store`).
 
 Names are imported lazily, so that importing the plugin does not import httpx.
 """
@@ -9,7 +10,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_doceval.models.cache import CacheMode, ResponseCache
     from pytest_doceval.models.client import ModelClient, ModelError
     from pytest_doceval.models.config import ModelConfig, load_models
     from pytest_doceval.models.hub import Hub, PrefetchSummary
@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from pytest_doceval.models.retry import RetryPolicy
 
 _HOMES = {
-    "CacheMode": "cache",
-    "ResponseCache": "cache",
     "ModelClient": "client",
     "ModelError": "client",
     "RetryPolicy": "retry",
@@ -40,7 +38,6 @@ _HOMES = {
 }
 
 __all__ = [
-    "CacheMode",
     "ChatRequest",
     "ChatResponse",
     "Hub",
@@ -48,7 +45,6 @@ __all__ = [
     "ModelConfig",
     "ModelError",
     "PrefetchSummary",
-    "ResponseCache",
     "RetryPolicy",
     "image_part",
     "load_models",

@@ -14,20 +14,17 @@ anything at run time:
   ``ko-sroberta-multitask`` for those who have it; the library is imported only when used, and
   only local files are read.
 
-`CachedEmbedder` wraps any of them: one JSON file per (embedder, text), keyed by
-`cache.cache_key` over the embedder's fingerprint and the text's SHA-256, written atomically and
-checked on read (a corrupt entry is recomputed, never trusted), so a re-run embeds only new
-sentences and xdist workers can share the folder.
+`CachedEmbedder` wraps any of them: one float32 entry per (embedder, text) in the run's store
+(`pytest_doceval.engine.store`), keyed by `cache.cache_key` over the embedder's fingerprint and
+the text's SHA-256, so a re-run embeds only new sentences and xdist workers share the folder.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
-import json
 import os
 import random
 import time
@@ -39,7 +36,6 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from pytest_doceval.atomic import write_text_atomic
 from pytest_doceval.cache import cache_key
 from pytest_doceval.errors import DocevalError
 from pytest_doceval.models.retry import RetryPolicy, retry_after_seconds
@@ -47,8 +43,9 @@ from pytest_doceval.models.retry import RetryPolicy, retry_after_seconds
 if TYPE_CHECKING:
     import httpx
 
+    from pytest_doceval.engine.store import Store
+
 Matrix = npt.NDArray[np.float32]
-ENTRY_SCHEMA = "doceval-embedding/1"
 
 
 class EmbedderUnavailable(DocevalError):
@@ -299,64 +296,37 @@ def folder_digest(path: Path) -> str:
 
 
 class CachedEmbedder:
-    """`inner`'s vectors, each stored as ``<directory>/<key[:2]>/<key>.json``; ``directory=None``
-    disables the cache. `hits` and `misses` count texts since construction."""
+    """`inner`'s vectors, each kept in the run's `store` (codec float32); a store in mode
+    ``off`` (or None) keeps nothing. `hits` and `misses` count texts since construction."""
 
-    def __init__(self, inner: Embedder, directory: Path | None) -> None:
+    def __init__(self, inner: Embedder, store: Store | None) -> None:
         self.inner = inner
-        self.directory = directory
+        self.store = store
         self.hits = 0
         self.misses = 0
 
     def fingerprint(self) -> dict[str, Any]:
         return self.inner.fingerprint()
 
-    def _path(self, key: str) -> Path:
-        assert self.directory is not None
-        return self.directory / key[:2] / f"{key}.json"
-
-    def _load(self, key: str) -> Matrix | None:
-        try:
-            entry = json.loads(self._path(key).read_text(encoding="utf-8"))
-            raw = base64.b64decode(entry["vector"], validate=True)
-            ok = (
-                entry["schema"] == ENTRY_SCHEMA
-                and entry["key"] == key
-                and entry["sha256"] == hashlib.sha256(raw).hexdigest()
-                and len(raw) == 4 * int(entry["dimensions"]) > 0
-            )
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-        return np.frombuffer(raw, dtype="<f4").astype(np.float32) if ok else None
-
-    def _store(self, key: str, text_digest: str, vector: Matrix) -> None:
-        raw = np.ascontiguousarray(vector, dtype="<f4").tobytes()
-        entry = {
-            "schema": ENTRY_SCHEMA,
-            "key": key,
-            "fingerprint": self.inner.fingerprint(),
-            "text_sha256": text_digest,
-            "dimensions": int(vector.shape[0]),
-            "sha256": hashlib.sha256(raw).hexdigest(),
-            "vector": base64.b64encode(raw).decode("ascii"),
-        }
-        write_text_atomic(self._path(key), json.dumps(entry, sort_keys=True, default=str))
-
     def embed(self, texts: Sequence[str]) -> Matrix:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        if self.directory is None:
+        if self.store is None or self.store.mode == "off":
             self.misses += len(texts)
             return as_matrix(self.inner.embed(texts), len(texts))
+        from pytest_doceval.engine.store import FLOAT32  # the engine package is not light
+
+        store = self.store
         fingerprint = self.inner.fingerprint()
         digests = {t: hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts}
         keys = {t: cache_key(fingerprint, digest) for t, digest in digests.items()}
-        found = {t: v for t, key in keys.items() if (v := self._load(key)) is not None}
+        found = {t: v for t, key in keys.items() if (v := store.get(key, FLOAT32)) is not None}
         missing = [t for t in keys if t not in found]
         if missing:
             computed = as_matrix(self.inner.embed(missing), len(missing))
             for text, vector in zip(missing, computed, strict=True):
-                self._store(keys[text], digests[text], vector)
+                meta = {"fingerprint": fingerprint, "text_sha256": digests[text]}
+                store.put(keys[text], vector, FLOAT32, meta)
                 found[text] = vector
         if len({v.shape[0] for v in found.values()}) > 1:
             raise EmbeddingError(

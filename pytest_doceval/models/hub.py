@@ -26,9 +26,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_doceval.models.cache import Claim, ResponseCache
+from pytest_doceval.engine.store import JSON, Claim, Store
 from pytest_doceval.models.client import ModelClient, ModelError
-from pytest_doceval.models.requests import ChatRequest, ChatResponse
+from pytest_doceval.models.requests import ChatRequest, ChatResponse, Source
 
 log = logging.getLogger("pytest_doceval.models")
 MAX_LISTED_ERRORS = 20
@@ -69,7 +69,7 @@ class Hub:
     def __init__(
         self,
         client: ModelClient,
-        cache: ResponseCache,
+        cache: Store,
         *,
         poll_max: float = 0.2,
         result_timeout: float = 3600.0,
@@ -229,7 +229,7 @@ class Hub:
         self.counts["failed" if error is not None else task.result().source] += 1
 
     async def _fetch(self, request: ChatRequest, key: str) -> ChatResponse:
-        hit = self.cache.get(key)
+        hit = self._stored(key, "cache")
         if hit is not None:
             return hit
         if not self.cache.writes:
@@ -242,7 +242,7 @@ class Hub:
             # processes sharing a run split the requests between them instead of one claiming
             # all and the others idling.
             async with self.client.slot(request.model):
-                hit = self.cache.get(key, source="peer")
+                hit = self._stored(key, "peer")
                 if hit is not None:
                     return hit
                 claim = self.cache.try_claim(key)
@@ -252,12 +252,22 @@ class Hub:
             if hit is not None:
                 return hit
 
+    def _stored(self, key: str, source: Source) -> ChatResponse | None:
+        """The stored response for `key` (None when absent, untrusted or not a response)."""
+        payload = self.cache.get(key, JSON)
+        if not isinstance(payload, dict):
+            return None
+        try:
+            return ChatResponse.from_payload(payload, source=source)
+        except ValueError:
+            return None
+
     async def _send_claimed(self, request: ChatRequest, key: str, claim: Claim) -> ChatResponse:
         beat = asyncio.get_running_loop().create_task(self._heartbeat(claim))
         try:
             response = await self.client.send(request)
             try:
-                self.cache.put(key, response, request.key_payload())
+                self.cache.put(key, response.to_payload(), JSON, {"request": request.key_payload()})
             except OSError as exc:  # the answer is good; only sharing it failed
                 log.warning("%s: cannot store the response (%s)", request.label(), exc)
             return response
@@ -278,7 +288,7 @@ class Hub:
         loop = asyncio.get_running_loop()
         interval = 0.01
         while True:
-            hit = self.cache.get(key, source="peer")
+            hit = self._stored(key, "peer")
             if hit is not None:
                 return hit
             info = self.cache.claim_info(key)

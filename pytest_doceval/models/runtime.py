@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_doceval.errors import SuiteConfigError
 
 if TYPE_CHECKING:
+    from pytest_doceval.engine.store import Store
     from pytest_doceval.models.config import ModelConfig
     from pytest_doceval.models.hub import Hub
     from pytest_doceval.models.requests import ChatRequest, Message
@@ -65,16 +65,15 @@ class ModelRuntime:
         self,
         configs: Mapping[str, ModelConfig],
         *,
-        cache_dir: Path | None,
-        mode: str,
-        run_id: str | None,
+        store: Store | None = None,
         workers: int,
         source: str,
     ) -> None:
         self.configs = dict(configs)
-        self.cache_dir = cache_dir
-        self.mode = mode
-        self.run_id = run_id
+        from pytest_doceval.engine.store import Store
+
+        # Responses live in the run's one store; without one, nothing is kept.
+        self.store = store if store is not None else Store(None, "off")
         self.workers = workers
         self.source = source
         self._hub: Hub | None = None
@@ -91,15 +90,11 @@ class ModelRuntime:
 
     def hub(self) -> Hub:
         if self._hub is None:
-            from pytest_doceval.models.cache import ResponseCache
             from pytest_doceval.models.client import ModelClient
             from pytest_doceval.models.hub import Hub
 
-            directory = None if self.cache_dir is None else self.cache_dir / "models"
-            mode = "off" if directory is None else self.mode
-            cache = ResponseCache(directory, mode, run_id=self.run_id)  # type: ignore[arg-type]
             client = ModelClient(self.configs, concurrency_share=self.workers)
-            self._hub = Hub(client, cache)
+            self._hub = Hub(client, self.store)
         return self._hub
 
     def request_counts(self) -> dict[str, int]:

@@ -9,8 +9,8 @@ needs sentence embeddings, so it runs where a suite names an embedder (``embedde
 * ``"model:NAME"``: the ``/v1/embeddings`` endpoint of ``[tool.doceval.models.NAME]``;
 * ``"sentence-transformers:PATH"``: a local sentence-transformers model folder.
 
-Embeddings are cached under the output cache (``embeddings/``), so a re-run embeds only new
-sentences.
+Embeddings are kept in the run's store (float32 entries beside the outputs), so a re-run embeds
+only new sentences.
 
 **Chunk Score's blind spot.** CS keeps seed 000's definition: it measures how alike each chunk's
 sentences are, and an output that drops most of the document, or repeats one sentence, has
@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rapidfuzz.distance import Indel
 
@@ -39,6 +39,10 @@ from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.kinds.documents.boundary_coherence import boundary_coherence
 from pytest_doceval.kinds.documents.chunk_score import chunk_score, sentences
 from pytest_doceval.kinds.documents.chunking import chunk_document
+
+if TYPE_CHECKING:
+    from pytest_doceval.engine.store import Store
+
 from pytest_doceval.models.embeddings import (
     CachedEmbedder,
     Embedder,
@@ -128,14 +132,14 @@ class ChunkQuality:
 
 
 def chunk_quality(
-    truth: str, output: str, *, embedder: Embedder | None, cache_dir: Path | None
+    truth: str, output: str, *, embedder: Embedder | None, store: Store | None
 ) -> ChunkQuality:
     boundary = boundary_coherence(truth, output)
     quality = ChunkQuality(
         {"boundary_coherence": boundary.value}, {"boundary_coherence": boundary.to_dict()}
     )
     if embedder is not None:
-        cached = CachedEmbedder(embedder, None if cache_dir is None else cache_dir / "embeddings")
+        cached = CachedEmbedder(embedder, store)
         score = chunk_score(chunk_document(output), cached)
         quality.metrics["chunk_score"] = score.value
         quality.details["chunk_score"] = {**score.to_dict(), "embedder": embedder.fingerprint()}

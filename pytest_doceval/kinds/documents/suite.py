@@ -305,9 +305,7 @@ class DocumentsSuite(Suite):
             truth, output, language=self.language, normalization=self.normalization
         )
         tables = score_tables(truth, output)
-        chunks = chunk_quality(
-            truth, output, embedder=self.embedder(), cache_dir=ctx.cache.directory
-        )
+        chunks = chunk_quality(truth, output, embedder=self.embedder(), store=ctx.cache)
         if chunks.metrics.get("chunk_score", 0.0) != chunks.metrics.get("chunk_score", 0.0):
             del chunks.metrics["chunk_score"]  # NaN: no chunk with two sentences to compare
             notes.append("chunk_score: no chunk of the output has two sentences to compare")

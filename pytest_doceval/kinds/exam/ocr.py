@@ -18,7 +18,7 @@ from functools import cached_property
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
-from pytest_doceval.cache import cache_key
+from pytest_doceval.cache import cache_key, store_output, stored_output
 from pytest_doceval.engine import MISSING, CpuStage, ModelStage, Stage
 from pytest_doceval.errors import SuiteConfigError, SystemRunError, SystemUnavailable
 from pytest_doceval.kinds.base import RunContext
@@ -144,7 +144,7 @@ class OcrStep:
     def cached(self, plan: OcrPlan, ctx: RunContext) -> str | None:
         """The text already read for `plan`, or None (nothing is read here)."""
         found = self._memo.get(plan.key)
-        return found if found is not None else ctx.cache.get(plan.key)
+        return found if found is not None else stored_output(ctx.cache, plan.key)
 
     def stage(self, question: Question, image: bytes) -> Stage:
         """Reading the image as an engine stage: RapidOCR a CPU stage, a model OCR a model
@@ -176,7 +176,7 @@ class OcrStep:
             text = self.cached(plan, ctx)
         if text is None:
             text = self._run(question, image, plan.request)
-            ctx.cache.put(plan.key, text, plan.fingerprint)
+            store_output(ctx.cache, plan.key, text, plan.fingerprint)
         self._memo[plan.key] = text
         return OcrText(text, self.engine, plan.key, plan.fingerprint)
 

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pytest_doceval.cache import cache_key
+from pytest_doceval.cache import cache_key, store_output
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.engine import MISSING, ModelStage, Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError, SystemUnavailable
@@ -376,5 +376,5 @@ class ExamSuite(Suite):
 def _remember(fingerprint: Mapping[str, Any], digest: str, output: str, ctx: RunContext) -> str:
     """Keep an answer in the output cache, so that a later run can show what changed."""
     key = cache_key(fingerprint, digest)
-    ctx.cache.put(key, output, fingerprint)
+    store_output(ctx.cache, key, output, fingerprint)
     return key

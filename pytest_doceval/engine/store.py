@@ -1,24 +1,33 @@
-"""Model responses on disk, and claims so that each request is sent once across processes.
+"""The one content-addressed store under the cache folder (DESIGN section 5).
 
-An entry is ``<dir>/<key[:2]>/<key>.json``: the response payload, the SHA-256 of its canonical
-JSON (checked on read: a corrupt or truncated entry is recomputed, never trusted), the request's
-key payload for humans (image digests, never image bytes; never the API key) and the run that
-wrote it. Entries are written atomically.
+Everything a run may reuse lives here: stage outputs (text), model responses (JSON) and
+embedding vectors (float32). A value is stored under its key -- a SHA-256 over everything that
+changes it (`pytest_doceval.cache.cache_key`, `ChatRequest.cache_key`) -- through a `Codec`,
+as one entry ``<dir>/<key[:2]>/<key>.<codec>.json``::
 
-A process about to send a request first creates ``<key>.claim`` with ``O_CREAT | O_EXCL``
-(owner's pid, host and a random token) and touches it while the request is in flight; another
-process finding the claim waits for the entry instead of sending the request again. A claim
-whose owner is gone -- a dead pid on this host, or no heartbeat for `stale_after` seconds -- is
-broken and the request claimed anew. Breaking and releasing happen under one ``flock`` so that a
-claim is only ever removed by the token that was checked.
+    {"schema", "codec", "key", "run", "created", "meta", "sha256", "value"}
 
-Modes: ``off`` (no disk at all), ``read`` (use entries, write none), ``write`` (send everything
-again and store it; entries written by this same run, e.g. by another xdist worker, still
-count), ``rw`` (both).
+One checksum rule: ``sha256`` is the SHA-256 of the encoded ``value`` (UTF-8). An entry that is
+unreadable, of another schema, codec or key, whose checksum does not match (corrupt, truncated,
+hand-edited) or whose value does not decode is a miss: it is recomputed, never trusted. One
+write rule: entries are written through `pytest_doceval.atomic`, so a reader sees a whole
+entry or none; the caller stores only what succeeded (a failed stage never gets here).
+
+One mode for all, ``--doceval-cache``: ``off`` (no disk at all), ``read`` (use entries, write
+none), ``write`` (recompute and store everything; entries written by this same run -- another
+xdist worker's -- still count) and ``rw`` (both).
+
+Claims make each model request be sent once across processes: a process about to send one
+creates ``<key>.claim`` with ``O_CREAT | O_EXCL`` (pid, host, a random token) and touches it
+while in flight; another process finding the claim waits for the entry instead. A claim whose
+owner is gone -- a dead pid on this host, or no heartbeat for `stale_after` seconds -- is broken
+and the key claimed anew. Breaking and releasing happen under one ``flock`` so that a claim is
+only ever removed by the token that was checked.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
@@ -29,24 +38,93 @@ import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
 
 from pytest_doceval.atomic import write_text_atomic
-from pytest_doceval.models.requests import ChatResponse, Source, canonical_json
 
 try:  # POSIX; elsewhere claims are still exclusive, only breaking a stale one is unguarded
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-ENTRY_SCHEMA = "doceval-response/1"
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vector = npt.NDArray[np.float32]
+
+STORE_SCHEMA = "doceval-store/1"
 CacheMode = Literal["off", "read", "write", "rw"]
 CACHE_MODES: tuple[str, ...] = get_args(CacheMode)
 HOST = socket.gethostname()
+T = TypeVar("T")
 
 
-def payload_digest(payload: Mapping[str, Any]) -> str:
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+def checksum(encoded: str) -> str:
+    """The one checksum rule: SHA-256 of the encoded value's UTF-8."""
+    return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+
+
+class Codec(Generic[T]):
+    """How one kind of value becomes the text of an entry and back; `decode` raises
+    ValueError (or TypeError) on text it did not write."""
+
+    name: str
+
+    def encode(self, value: T) -> str:
+        raise NotImplementedError
+
+    def decode(self, text: str) -> T:
+        raise NotImplementedError
+
+
+class TextCodec(Codec[str]):
+    name = "text"
+
+    def encode(self, value: str) -> str:
+        return value
+
+    def decode(self, text: str) -> str:
+        return text
+
+
+class JsonCodec(Codec[Any]):
+    """Canonical JSON (sorted keys, no spaces): one spelling per value."""
+
+    name = "json"
+
+    def encode(self, value: Any) -> str:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    def decode(self, text: str) -> Any:
+        return json.loads(text)
+
+
+class Float32Codec(Codec["Vector"]):
+    """A non-empty vector as base64 of its little-endian float32 bytes (exact, compact)."""
+
+    name = "float32"
+
+    def encode(self, value: Vector) -> str:
+        import numpy as np
+
+        raw = np.ascontiguousarray(value, dtype="<f4").reshape(-1).tobytes()
+        if not raw:
+            raise ValueError("an empty vector is not stored")
+        return base64.b64encode(raw).decode("ascii")
+
+    def decode(self, text: str) -> Vector:
+        import numpy as np
+
+        raw = base64.b64decode(text, validate=True)
+        if not raw or len(raw) % 4:
+            raise ValueError(f"{len(raw)} bytes are not a float32 vector")
+        return np.frombuffer(raw, dtype="<f4").astype(np.float32)
+
+
+TEXT = TextCodec()
+JSON = JsonCodec()
+FLOAT32 = Float32Codec()
 
 
 def _pid_alive(pid: int) -> bool:
@@ -76,7 +154,7 @@ class ClaimInfo:
 
 @dataclass(frozen=True)
 class Claim:
-    """This process's claim on a key; `touch` it while working, `ResponseCache.release` it."""
+    """This process's claim on a key; `touch` it while working, `Store.release` it."""
 
     key: str
     path: Path
@@ -87,8 +165,8 @@ class Claim:
             os.utime(self.path)
 
 
-class ResponseCache:
-    """Responses under `directory` in `mode`; `directory=None` means mode ``off``.
+class Store:
+    """Entries under `directory` in `mode`; ``directory=None`` means mode ``off``.
 
     `run_id` names the run (the same in every xdist worker, e.g. xdist's ``testrunuid``): in
     mode ``write`` only entries of this run are read back.
@@ -97,7 +175,7 @@ class ResponseCache:
     def __init__(
         self,
         directory: Path | None,
-        mode: CacheMode = "rw",
+        mode: str = "rw",
         *,
         run_id: str | None = None,
         heartbeat: float = 2.0,
@@ -105,8 +183,8 @@ class ResponseCache:
     ) -> None:
         if mode not in CACHE_MODES:
             raise ValueError(f"cache mode must be one of {', '.join(CACHE_MODES)}, not {mode!r}")
-        self.directory = directory
-        self.mode: CacheMode = "off" if directory is None else mode
+        self.mode: CacheMode = "off" if directory is None else mode  # type: ignore[assignment]
+        self.directory = None if self.mode == "off" else directory
         self.run_id = run_id or uuid.uuid4().hex
         self.heartbeat = heartbeat
         self.stale_after = stale_after
@@ -117,59 +195,66 @@ class ResponseCache:
 
     @property
     def writes(self) -> bool:
-        """Whether results are stored, and so can be shared: claims are used only then."""
+        """Whether values are stored, and so can be shared: claims are used only then."""
         return self.mode in ("write", "rw")
 
     def _path(self, key: str, suffix: str) -> Path:
         assert self.directory is not None
         return self.directory / key[:2] / f"{key}{suffix}"
 
-    def entry_path(self, key: str) -> Path:
-        return self._path(key, ".json")
+    def entry_path(self, key: str, codec: Codec[Any]) -> Path:
+        return self._path(key, f".{codec.name}.json")
 
     def claim_path(self, key: str) -> Path:
         return self._path(key, ".claim")
 
     # -- entries ---------------------------------------------------------------------------
 
-    def get(self, key: str, *, source: Source = "cache") -> ChatResponse | None:
-        """The stored response for `key`, or None if absent, not readable in this mode, corrupt
+    def get(self, key: str, codec: Codec[T]) -> T | None:
+        """The value stored under `key`, or None if absent, not readable in this mode, corrupt
         or not matching its checksum."""
-        if self.mode == "off":
+        if self.directory is None:
             return None
         try:
-            entry = json.loads(self.entry_path(key).read_text(encoding="utf-8"))
+            entry = json.loads(self.entry_path(key, codec).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if not isinstance(entry, dict) or entry.get("schema") != ENTRY_SCHEMA:
+        if not isinstance(entry, dict) or entry.get("schema") != STORE_SCHEMA:
             return None
-        payload = entry.get("payload")
-        if entry.get("key") != key or not isinstance(payload, dict):
+        encoded = entry.get("value")
+        if entry.get("key") != key or entry.get("codec") != codec.name:
             return None
-        if entry.get("sha256") != payload_digest(payload):
+        # A hand-edited (or half-synced) entry that is still valid JSON is not trusted: its
+        # checksum no longer matches, and the value is recomputed.
+        if not isinstance(encoded, str) or entry.get("sha256") != checksum(encoded):
             return None
         if not self.reads and entry.get("run") != self.run_id:
             return None  # mode write: an older entry is what is being refreshed
         try:
-            return ChatResponse.from_payload(payload, source=source)
-        except ValueError:
+            return codec.decode(encoded)
+        except (ValueError, TypeError):
             return None
 
-    def put(self, key: str, response: ChatResponse, request: Mapping[str, Any]) -> None:
-        """Store `response` (`request` is the key payload, kept for whoever reads the file)."""
-        if not self.writes:
+    def put(
+        self, key: str, value: T, codec: Codec[T], meta: Mapping[str, Any] | None = None
+    ) -> None:
+        """Store `value` (`meta` -- a fingerprint, a request -- is kept for whoever reads the
+        file, never read back)."""
+        if self.directory is None or not self.writes:
             return
-        payload = response.to_payload()
+        encoded = codec.encode(value)
         entry = {
-            "schema": ENTRY_SCHEMA,
+            "schema": STORE_SCHEMA,
+            "codec": codec.name,
             "key": key,
             "run": self.run_id,
             "created": time.time(),
-            "request": request,
-            "payload": payload,
-            "sha256": payload_digest(payload),
+            "meta": dict(meta or {}),
+            "sha256": checksum(encoded),
+            "value": encoded,
         }
-        write_text_atomic(self.entry_path(key), json.dumps(entry, ensure_ascii=False))
+        text = json.dumps(entry, ensure_ascii=False, default=str)
+        write_text_atomic(self.entry_path(key, codec), text)
 
     # -- claims ----------------------------------------------------------------------------
 
