@@ -18,7 +18,7 @@ from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.metrics.spec import MetricSpec, find_spec
-from pytest_doceval.rows import row_key
+from pytest_doceval.rows import Row, new_row, row_key
 
 if TYPE_CHECKING:
     from pytest_doceval.cache import CachedOutput, OutputCache
@@ -69,6 +69,16 @@ class RunContext:
             if found is not MISSING:
                 return CachedOutput(key, found, hit=True)
         return self.cache.get_or_compute(fingerprint, input_digest, compute)
+
+
+def case_row(
+    suite: str, ref: CaseRef, result: CaseResult | None = None, *, nodeid: str = ""
+) -> Row:
+    """The report row of `ref`: an error row until `result` is given, then what it measured.
+    The one place a row is built from a test: the labels a kind put on the `CaseRef` come
+    first and win, labels the evaluation found (`CaseResult.labels`) follow."""
+    row = new_row(suite, ref.case, ref.system, labels=ref.labels, nodeid=nodeid)
+    return row if result is None else result.fill_row(row)
 
 
 class Analysis(Protocol):

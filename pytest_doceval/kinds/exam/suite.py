@@ -223,7 +223,7 @@ class ExamSuite(Suite):
         # Every system reads the image: a question whose image is broken errors everywhere,
         # so no system is scored on a question another could not be asked.
         image = question.read_image(self.spec.path)
-        result = CaseResult(self.name, ref.case, ref.system, {}, labels=dict(ref.labels))
+        result = CaseResult(self.name, ref.case, ref.system, {})
         source = self.source(model, track.name)
         if source == "random":
             seed = int(self.config.settings.get(model, {}).get("seed", 0))

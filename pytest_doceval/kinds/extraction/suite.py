@@ -333,7 +333,6 @@ class ExtractionSuite(Suite):
             case=ref.case,
             system=ref.system,
             metrics=metrics,
-            labels=dict(ref.labels),
             details=details,
             counts=counts,
             views=views,

@@ -201,7 +201,6 @@ class FactsSuite(Suite):
             case=ref.case,
             system=ref.system,
             metrics={"pass": 1.0 if result.passed else 0.0},
-            labels=dict(entry.labels),
             details={
                 "pdf": fact.pdf,
                 "page": fact.page,
