@@ -21,7 +21,7 @@ from pytest_doceval.config import StatsConfig, load_suite_spec
 from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemUnavailable
 from pytest_doceval.html.codec import Chunk
 from pytest_doceval.html.model import SuiteView
-from pytest_doceval.kinds.base import CaseRef, RunContext
+from pytest_doceval.kinds.base import CaseRef, RunContext, case_row
 from pytest_doceval.kinds.facts import FactError
 from pytest_doceval.kinds.facts import html as html_facts
 from pytest_doceval.kinds.facts.analyses import PassRateAnalysis
@@ -253,7 +253,10 @@ def test_repeats_pass_when_more_than_half_pass(
     assert result.details["pass_fraction"] == pytest.approx(fraction)
     assert result.details["repeats"] == len(holds)
     assert result.fingerprint == {"system": "vlm", "kind": "precomputed", "repeats": len(holds)}
-    assert result.labels == {"type": "present", "file": "f.jsonl"}
+    # The labels ride on the suite's CaseRef (not copied into the result) and reach the row.
+    ref = next(r for r in suite.case_refs() if r.key == "f1[vlm]")
+    assert result.labels == {}
+    assert case_row("facts", ref, result)["labels"] == {"type": "present", "file": "f.jsonl"}
     assert result.failures == []  # the baseline agrees: nothing new
 
 

@@ -122,10 +122,20 @@ class Suite(ABC):
     # view name -> ViewRenderer, analysis key -> AnalysisRenderer; others are drawn generically.
     html_views: ClassVar[Mapping[str, ViewRenderer]] = {}
     html_analyses: ClassVar[Mapping[str, AnalysisRenderer]] = {}
+    # The keys the kind reads from ``[suite]`` (``kind`` is always accepted): any other key is
+    # an error when the suite loads, naming it and these, so a misspelled option never passes
+    # as its default. None (a kind that declares nothing): the kind checks its keys itself.
+    suite_keys: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, spec: SuiteSpec, systems_env: SystemEnv) -> None:
         self.spec = spec
         self.systems_env = systems_env
+
+    @classmethod
+    def check_suite_keys(cls, spec: SuiteSpec) -> None:
+        """A `SuiteConfigError` naming each ``[suite]`` key the kind does not declare."""
+        if cls.suite_keys is not None:
+            spec.check_keys({"kind", *cls.suite_keys})
 
     @property
     def name(self) -> str:

@@ -29,6 +29,7 @@ from pytest_doceval.kinds.exam.prompts import TRACKS
 from pytest_doceval.kinds.exam.questions import QUESTIONS, Question, load_questions
 from pytest_doceval.kinds.exam.scoring import RANDOM_MODEL
 
+# The [suite] keys of the exam kind (`ExamSuite.suite_keys`: the base checks them at load).
 KEYS = frozenset(
     {"kind", "models", "tracks", "answer_parser", "ocr", "ocr_max_tokens", "human_pass_marks"}
 )
@@ -69,7 +70,6 @@ class ExamConfig:
 
 def read_config(spec: SuiteSpec) -> ExamConfig:
     """The exam keys of `spec`; a `SuiteConfigError` naming the file and the key otherwise."""
-    spec.check_keys(set(KEYS))
     table, file = spec.table, spec.file
     models = _names(table.get("models"), "[suite] models", file)
     tracks = _names(table.get("tracks"), "[suite] tracks", file)

@@ -42,6 +42,7 @@ from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.kinds.base import Analysis, CaseRef, RunContext, Suite
 from pytest_doceval.kinds.exam.html import EXAM_RENDERERS
 from pytest_doceval.kinds.exam.inputs import (
+    KEYS,
     RAPIDOCR,
     load_question_set,
     read_config,
@@ -99,6 +100,7 @@ class _LazyAnalyses(Sequence[Analysis]):
 
 class ExamSuite(Suite):
     kind = "exam"
+    suite_keys = KEYS
     paper_tables: ClassVar[tuple[TableBuilder, ...]] = (accuracy_table, delta_table)
     html_analyses: ClassVar[Mapping[str, AnalysisRenderer]] = EXAM_RENDERERS
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
