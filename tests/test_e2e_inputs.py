@@ -1,8 +1,11 @@
 """Issue 17's input defects, hit as a user would: labels put on a `CaseRef` reach the report row
-(defect 1), a misspelled ``[suite]`` key is an error naming it (defect 3)."""
+(defect 1), a misspelled ``[suite]`` key is an error naming it (defect 3), an edited saved output
+changes the system's fingerprint (defect 4)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -65,3 +68,25 @@ def test_ref_labels_reach_the_rows_and_a_misspelled_suite_key_is_named(
     for name in ("good", "free"):
         labels = {r["case"]: r["labels"] for r in suites[name]["results"]}
         assert labels == {"a1": {"topic": "a", "seen": "y"}, "b1": {"topic": "b", "seen": "y"}}
+
+
+def test_editing_a_saved_output_shows_in_the_baseline_diff(
+    pytester: pytest.Pytester, demo_suite: Callable[..., Path]
+) -> None:
+    """Defect 4: a precomputed system's fingerprint carries its output's digest, so an edit
+    under ``outputs/`` that keeps the numbers still shows as a new output."""
+    suite = demo_suite()
+    pytester.runpytest("--doceval", "--doceval-update").assert_outcomes(passed=6)
+    baseline_path = next((pytester.path / "baselines").rglob("*.json"))
+    before = json.loads(baseline_path.read_text())["entries"]
+    output = suite / "case0" / "outputs" / "good.md"
+    output.write_text(output.read_text() + "\n\n", encoding="utf-8")  # same words, new file
+    result = pytester.runpytest("--doceval", "--doceval-update")
+    result.assert_outcomes(passed=6)
+    after = json.loads(baseline_path.read_text())["entries"]
+    assert after["case0[good]"]["metrics"] == before["case0[good]"]["metrics"]
+    assert after["case0[good]"]["fingerprint"] != before["case0[good]"]["fingerprint"]
+    assert {k for k in after if after[k]["fingerprint"] != before[k]["fingerprint"]} == {
+        "case0[good]"
+    }
+    assert "same numbers, new output or system" in result.stdout.str()

@@ -3,6 +3,7 @@ baseline, the pass_rate analysis and its HTML, checked against hand-worked examp
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -252,7 +253,15 @@ def test_repeats_pass_when_more_than_half_pass(
     assert result.metrics == {"pass": passed}
     assert result.details["pass_fraction"] == pytest.approx(fraction)
     assert result.details["repeats"] == len(holds)
-    assert result.fingerprint == {"system": "vlm", "kind": "precomputed", "repeats": len(holds)}
+    assert result.fingerprint == {
+        "system": "vlm",
+        "kind": "precomputed",
+        "repeats": len(holds),
+        # The repeats' digest, computed here independently: each text length-prefixed, in order.
+        "output_sha256": hashlib.sha256(
+            b"".join(b"%d:%s" % (len(t.encode()), t.encode()) for t in texts)
+        ).hexdigest(),
+    }
     # The labels ride on the suite's CaseRef (not copied into the result) and reach the row.
     ref = next(r for r in suite.case_refs() if r.key == "f1[vlm]")
     assert result.labels == {}

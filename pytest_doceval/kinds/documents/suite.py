@@ -23,6 +23,7 @@ from pytest_doceval.cache import file_digest
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.engine import Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
+from pytest_doceval.files import output_digest
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.analyses import AllPairs
 from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, system_list
@@ -314,7 +315,11 @@ class DocumentsSuite(Suite):
             output = read_text_file(path, "precomputed output")
             if not output.strip():
                 notes.append(f"{OUTPUTS}/{ref.system}.md is empty")
-            fingerprint = {"system": ref.system, "kind": "precomputed"}
+            fingerprint = {
+                "system": ref.system,
+                "kind": "precomputed",
+                "output_sha256": output_digest(output),
+            }
             key = None
         score = score_document(
             truth, output, language=self.language, normalization=self.normalization

@@ -38,6 +38,7 @@ from pytest_doceval.cache import cache_key
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.engine import MISSING, ModelStage, Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError, SystemUnavailable
+from pytest_doceval.files import output_digest
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.kinds.base import Analysis, CaseRef, RunContext, Suite
 from pytest_doceval.kinds.exam.html import EXAM_RENDERERS
@@ -233,7 +234,12 @@ class ExamSuite(Suite):
             result.fingerprint = {"model": RANDOM_MODEL, "seed": seed}
         elif source == "precomputed":
             output = self._saved(model, track.name, question.id)
-            result.fingerprint = {"model": model, "precomputed": f"{OUTPUTS}/{ref.system}.jsonl"}
+            result.fingerprint = {
+                "model": model,
+                "precomputed": f"{OUTPUTS}/{ref.system}.jsonl",
+                # This question's saved answer: editing another's leaves this one unchanged.
+                "output_sha256": output_digest(output),
+            }
             digest = hashlib.sha256(f"{question.id}\n{output}".encode()).hexdigest()
             result.cache_key = _remember(result.fingerprint, digest, output, ctx)
         else:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.engine import Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
+from pytest_doceval.files import output_digest
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.base import CaseRef, RunContext, Suite
@@ -307,11 +308,9 @@ class ExtractionSuite(Suite):
         if not path.is_file():
             raise CaseInputError(f"{path}: missing precomputed output of {extractor}")
         source = f"{OUTPUTS}/{extractor}/{variant}.json"
-        return (
-            read_prediction(path.read_bytes()),
-            source,
-            {"extractor": extractor, "kind": "precomputed"},
-        )
+        data = path.read_bytes()
+        fingerprint = {"extractor": extractor, "kind": "precomputed"}
+        return read_prediction(data), source, {**fingerprint, "output_sha256": output_digest(data)}
 
     def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
         extractor, variant = ref.labels["extractor"], ref.labels["variant"]
