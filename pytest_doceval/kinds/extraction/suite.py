@@ -34,11 +34,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.engine import Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
-from pytest_doceval.files import output_digest
+from pytest_doceval.files import output_digest, read_text
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.base import CaseRef, RunContext, Suite
-from pytest_doceval.kinds.documents.suite import read_text_file
 from pytest_doceval.kinds.extraction import html
 from pytest_doceval.kinds.extraction.analyses import ExtractorPairs, OcrRobustness, VerdictCounts
 from pytest_doceval.kinds.extraction.config import (
@@ -281,7 +280,7 @@ class ExtractionSuite(Suite):
 
     def _variant_text(self, case: str, variant: str) -> str:
         path = self.spec.path / case / f"{variant}.txt"
-        return read_text_file(path, f"OCR text of variant {variant!r}")
+        return read_text(path, f"OCR text of variant {variant!r}")
 
     def stages(self, ref: CaseRef, ctx: RunContext) -> list[Stage]:
         """An LLM extractor's request on the (page, variant) OCR text, as a model stage."""
