@@ -137,7 +137,8 @@ def test_an_unreadable_fact_file_is_one_bad_case(
     monkeypatch.setattr(Path, "read_bytes", refuse)
     entries = load_entries(tmp_path).entries
     assert isinstance(entries["locked.jsonl"].fact, FactError)
-    assert "locked.jsonl: fact (no id): cannot read the fact file (Permission denied)" in str(
+    # files.read_text/read_jsonl's one wording, under the fact's file name.
+    assert f"{tmp_path / 'locked.jsonl'}: fact file cannot be read: Permission denied" in str(
         entries["locked.jsonl"].fact
     )
     assert not isinstance(entries["g1"].fact, FactError)
