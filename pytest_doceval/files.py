@@ -9,6 +9,7 @@ only and the kind decides whether it breaks the file or just the case it would h
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -90,6 +91,18 @@ def _lines(data: bytes) -> Iterator[JsonLine | LineProblem]:
             yield JsonLine(number, json.loads(text))
         except json.JSONDecodeError as exc:
             yield LineProblem(number, f"not valid JSON ({exc.msg}, column {exc.colno})")
+
+
+def output_digest(*contents: str | bytes) -> str:
+    """The SHA-256 of a saved output (several files: each, length-prefixed, in order): what a
+    precomputed system's fingerprint carries, so that editing a file under ``outputs/`` shows
+    in the baseline diff as a changed system even when the numbers stay the same."""
+    digest = hashlib.sha256()
+    for content in contents:
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        digest.update(f"{len(data)}:".encode())
+        digest.update(data)
+    return digest.hexdigest()
 
 
 def problems_error(problems: Sequence[str]) -> CaseInputError:

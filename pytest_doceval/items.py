@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from pytest_doceval.errors import DocevalError, SystemUnavailable
-from pytest_doceval.kinds import CaseRef
-from pytest_doceval.rows import new_row
+from pytest_doceval.kinds import CaseRef, case_row
+from pytest_doceval.rows import Row
 from pytest_doceval.session import SESSION_KEY, in_shard
 
 
@@ -65,9 +65,7 @@ class CaseItem(pytest.Item):
         self.ref = ref
         self.suite_name = self.path.parent.name
         self.result: Any = None
-        self.doceval_row = new_row(
-            self.suite_name, ref.case, ref.system, labels=ref.labels, nodeid=self.nodeid
-        )
+        self.doceval_row: Row = case_row(self.suite_name, ref, nodeid=self.nodeid)
 
     @property
     def _session(self) -> Any:
@@ -82,7 +80,7 @@ class CaseItem(pytest.Item):
             self.result = session.evaluate(suite, self.ref)
         except SystemUnavailable as exc:
             pytest.skip(str(exc))
-        self.doceval_row.update(self.result.to_row())
+        self.doceval_row = case_row(self.suite_name, self.ref, self.result, nodeid=self.nodeid)
         self.doceval_row["duration"] = round(time.perf_counter() - started, 4)
         self.doceval_row["baseline"] = session.baseline_metrics(suite, self.ref)
         for metric, value in sorted(self.result.metrics.items()):

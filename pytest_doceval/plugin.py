@@ -10,9 +10,12 @@ import gc
 import os
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from pytest_doceval.rows import Row
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -453,7 +456,7 @@ def case_folder_hints(config: pytest.Config) -> list[str]:
     return hints
 
 
-def _lost_row(report: pytest.TestReport) -> dict[str, Any]:
+def _lost_row(report: pytest.TestReport) -> Row:
     from pytest_doceval.rows import new_row, split_key
 
     path, _, name = report.nodeid.partition("::")

@@ -6,16 +6,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_doceval.rows import MEASURED, plain, row_key
+from pytest_doceval.rows import MEASURED, Row, merge_labels, new_row, plain, row_key
 
 __all__ = ["MEASURED", "CaseResult"]
 
 
 @dataclass
 class CaseResult:
-    """What one test measured. Everything here is builtin types once `to_row` is called.
+    """What one test measured. Everything here is builtin types once `fill_row` is called.
 
-    ``labels`` are short strings a row is grouped by (exam: model, track, nation, task);
+    ``labels`` are labels the evaluation itself found (rarely any): the labels a kind put on
+    the `CaseRef` reach the row without being copied here (`pytest_doceval.kinds.case_row`);
     ``views`` are what the HTML shows of the case (documents: ``text_diff``); ``details`` are
     kind-specific extras for the report.
     """
@@ -43,25 +44,27 @@ class CaseResult:
     def key(self) -> str:
         return row_key(self.case, self.system)
 
-    def to_row(self) -> dict[str, Any]:
-        """The row fields this result fills (see `pytest_doceval.rows`)."""
-        return {
-            "suite": self.suite,
-            "case": self.case,
-            "system": self.system,
-            "labels": {str(k): str(v) for k, v in self.labels.items()},
-            # float(): numpy scalars would crash xdist's serialiser.
-            "metrics": {k: float(v) for k, v in self.metrics.items()},
-            "counts": {
-                k: {name: _number(n) for name, n in v.items()} for k, v in self.counts.items()
-            },
-            "details": plain(self.details),
-            "views": plain(self.views),
-            "fingerprint": plain(self.fingerprint),
-            "cache_key": self.cache_key,
-            "notes": [str(n) for n in self.notes],
-            "flags": {str(m): [str(r) for r in rs] for m, rs in self.flags.items() if rs},
+    def fill_row(self, row: Row) -> Row:
+        """`row` (a `new_row` of this case) with what was measured: this result's labels are
+        merged after the row's own (`merge_labels`), every other measured field replaced."""
+        filled = row.copy()
+        filled["labels"] = merge_labels(row["labels"], self.labels)
+        # float(): numpy scalars would crash xdist's serialiser.
+        filled["metrics"] = {k: float(v) for k, v in self.metrics.items()}
+        filled["counts"] = {
+            k: {name: _number(n) for name, n in v.items()} for k, v in self.counts.items()
         }
+        filled["details"] = plain(self.details)
+        filled["views"] = plain(self.views)
+        filled["fingerprint"] = plain(self.fingerprint)
+        filled["cache_key"] = self.cache_key
+        filled["notes"] = [str(n) for n in self.notes]
+        filled["flags"] = {str(m): [str(r) for r in rs] for m, rs in self.flags.items() if rs}
+        return filled
+
+    def to_row(self) -> Row:
+        """This result alone as a row (no case reference: its own labels only)."""
+        return self.fill_row(new_row(self.suite, self.case, self.system))
 
 
 def _number(value: float) -> int | float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 # Outcomes whose metrics are real measurements ("failed" = measured, then failed a gate).
 MEASURED = ("passed", "failed")
@@ -27,15 +27,37 @@ def split_key(key: str) -> tuple[str, str]:
     return case, system.removesuffix("]")
 
 
+class Row(TypedDict):
+    """One report row: builtin types only (it rides on xdist reports and into JSON)."""
+
+    suite: str
+    case: str
+    system: str
+    labels: dict[str, str]
+    nodeid: str
+    outcome: str
+    message: str | None
+    metrics: dict[str, float]
+    counts: dict[str, dict[str, int | float]]
+    details: dict[str, Any]
+    views: dict[str, Any]
+    fingerprint: dict[str, Any]
+    cache_key: str | None
+    notes: list[str]
+    flags: dict[str, list[str]]
+    baseline: dict[str, float] | None
+    duration: NotRequired[float]
+
+
 def new_row(
     suite: str, case: str, system: str, *, labels: Mapping[str, str] | None = None, nodeid: str = ""
-) -> dict[str, Any]:
+) -> Row:
     """A row before evaluation: an error until something is measured."""
     return {
         "suite": suite,
         "case": case,
         "system": system,
-        "labels": dict(labels or {}),
+        "labels": {str(k): str(v) for k, v in (labels or {}).items()},
         "nodeid": nodeid,
         "outcome": "error",
         "message": None,
@@ -49,6 +71,14 @@ def new_row(
         "flags": {},
         "baseline": None,
     }
+
+
+def merge_labels(ref_labels: Mapping[str, str], found: Mapping[str, str]) -> dict[str, str]:
+    """A row's labels: the case reference's (what the test was collected and grouped under)
+    first and winning, then any a kind's evaluation added (`CaseResult.labels`)."""
+    merged = {str(k): str(v) for k, v in found.items()}
+    merged.update({str(k): str(v) for k, v in ref_labels.items()})
+    return {k: merged[k] for k in [*map(str, ref_labels), *merged] if k in merged}
 
 
 def is_measured(row: Mapping[str, Any]) -> bool:

@@ -197,13 +197,14 @@ def test_every_problem_is_listed_at_once(tmp_path: Path) -> None:
 
 def test_a_missing_empty_or_undecodable_file(tmp_path: Path) -> None:
     assert (
-        load_error(tmp_path) == f"{tmp_path / QUESTIONS}: missing (an exam suite lists its "
-        "questions here)"
+        load_error(tmp_path) == f"{tmp_path / QUESTIONS}: missing questions file (an exam "
+        "suite lists its questions here)"
     )
     (tmp_path / QUESTIONS).write_text("\n\n", encoding="utf-8")
     assert load_error(tmp_path) == f"{tmp_path / QUESTIONS}: no questions"
     (tmp_path / QUESTIONS).write_bytes(b'{"id": "\xff"}\n')
-    assert load_error(tmp_path).startswith(f"{tmp_path / QUESTIONS}: not UTF-8")
+    # files.read_jsonl decodes line by line: the bad byte is a problem of its line.
+    assert load_error(tmp_path) == f"{tmp_path / QUESTIONS}:1: not UTF-8 (byte 0xff at offset 8)"
 
 
 def test_reading_an_image_that_went_missing_after_loading(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from scipy import stats as sps
 from pytest_doceval.config import StatsConfig, load_suite_spec
 from pytest_doceval.engine.store import Store
 from pytest_doceval.errors import CaseInputError, SuiteConfigError
-from pytest_doceval.kinds.base import RunContext
+from pytest_doceval.kinds.base import RunContext, case_row
 from pytest_doceval.kinds.extraction.analyses import ExtractorPairs, OcrRobustness, VerdictCounts
 from pytest_doceval.kinds.extraction.entries import EntryFields, score_entries
 from pytest_doceval.kinds.extraction.fields import score_fields
@@ -304,7 +304,7 @@ def test_entries_metrics_equal_the_metric_functions(tmp_path: Path) -> None:
         direct = score_entries(SPEAKERS[ref.case], pred, fields, threshold=0.5)
         expected = {**direct.metrics(), "json_valid": 1.0, "schema_valid": 1.0}
         assert result.metrics == expected
-        assert result.labels == dict(ref.labels)
+        assert case_row("s", ref, result)["labels"] == dict(ref.labels)
         assert result.views["entry_alignment"] == direct.view()
         assert result.details["entry_counts"]["gold"] == direct.n_gold
     raw = suite.evaluate(next(r for r in suite.case_refs() if r.key == "p2[rules-raw]"), context())

@@ -3,6 +3,7 @@ baseline, the pass_rate analysis and its HTML, checked against hand-worked examp
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -21,7 +22,7 @@ from pytest_doceval.engine.store import Store
 from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemUnavailable
 from pytest_doceval.html.codec import Chunk
 from pytest_doceval.html.model import SuiteView
-from pytest_doceval.kinds.base import CaseRef, RunContext
+from pytest_doceval.kinds.base import CaseRef, RunContext, case_row
 from pytest_doceval.kinds.facts import FactError
 from pytest_doceval.kinds.facts import html as html_facts
 from pytest_doceval.kinds.facts.analyses import PassRateAnalysis
@@ -136,7 +137,8 @@ def test_an_unreadable_fact_file_is_one_bad_case(
     monkeypatch.setattr(Path, "read_bytes", refuse)
     entries = load_entries(tmp_path).entries
     assert isinstance(entries["locked.jsonl"].fact, FactError)
-    assert "locked.jsonl: fact (no id): cannot read the fact file (Permission denied)" in str(
+    # files.read_text/read_jsonl's one wording, under the fact's file name.
+    assert f"{tmp_path / 'locked.jsonl'}: fact file cannot be read: Permission denied" in str(
         entries["locked.jsonl"].fact
     )
     assert not isinstance(entries["g1"].fact, FactError)
@@ -252,8 +254,19 @@ def test_repeats_pass_when_more_than_half_pass(
     assert result.metrics == {"pass": passed}
     assert result.details["pass_fraction"] == pytest.approx(fraction)
     assert result.details["repeats"] == len(holds)
-    assert result.fingerprint == {"system": "vlm", "kind": "precomputed", "repeats": len(holds)}
-    assert result.labels == {"type": "present", "file": "f.jsonl"}
+    assert result.fingerprint == {
+        "system": "vlm",
+        "kind": "precomputed",
+        "repeats": len(holds),
+        # The repeats' digest, computed here independently: each text length-prefixed, in order.
+        "output_sha256": hashlib.sha256(
+            b"".join(b"%d:%s" % (len(t.encode()), t.encode()) for t in texts)
+        ).hexdigest(),
+    }
+    # The labels ride on the suite's CaseRef (not copied into the result) and reach the row.
+    ref = next(r for r in suite.case_refs() if r.key == "f1[vlm]")
+    assert result.labels == {}
+    assert case_row("facts", ref, result)["labels"] == {"type": "present", "file": "f.jsonl"}
     assert result.failures == []  # the baseline agrees: nothing new
 
 

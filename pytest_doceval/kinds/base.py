@@ -18,7 +18,7 @@ from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.metrics.spec import MetricSpec, find_spec
-from pytest_doceval.rows import row_key
+from pytest_doceval.rows import Row, new_row, row_key
 
 if TYPE_CHECKING:
     from pytest_doceval.cache import CachedOutput
@@ -72,6 +72,16 @@ class RunContext:
         return cached_output(self.cache, fingerprint, input_digest, compute)
 
 
+def case_row(
+    suite: str, ref: CaseRef, result: CaseResult | None = None, *, nodeid: str = ""
+) -> Row:
+    """The report row of `ref`: an error row until `result` is given, then what it measured.
+    The one place a row is built from a test: the labels a kind put on the `CaseRef` come
+    first and win, labels the evaluation found (`CaseResult.labels`) follow."""
+    row = new_row(suite, ref.case, ref.system, labels=ref.labels, nodeid=nodeid)
+    return row if result is None else result.fill_row(row)
+
+
 class Analysis(Protocol):
     """A suite-level analysis: its result (builtin types) lands in the suite's report section
     under ``key``. Runs, ``doceval merge`` and ``doceval report`` recompute it from the rows."""
@@ -123,10 +133,20 @@ class Suite(ABC):
     # view name -> ViewRenderer, analysis key -> AnalysisRenderer; others are drawn generically.
     html_views: ClassVar[Mapping[str, ViewRenderer]] = {}
     html_analyses: ClassVar[Mapping[str, AnalysisRenderer]] = {}
+    # The keys the kind reads from ``[suite]`` (``kind`` is always accepted): any other key is
+    # an error when the suite loads, naming it and these, so a misspelled option never passes
+    # as its default. None (a kind that declares nothing): the kind checks its keys itself.
+    suite_keys: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, spec: SuiteSpec, systems_env: SystemEnv) -> None:
         self.spec = spec
         self.systems_env = systems_env
+
+    @classmethod
+    def check_suite_keys(cls, spec: SuiteSpec) -> None:
+        """A `SuiteConfigError` naming each ``[suite]`` key the kind does not declare."""
+        if cls.suite_keys is not None:
+            spec.check_keys({"kind", *cls.suite_keys})
 
     @property
     def name(self) -> str:

@@ -112,6 +112,7 @@ def make_suite(
         cls = kind_class(spec.kind)
     except SuiteConfigError as exc:
         raise SuiteConfigError(f"{spec.file}: {exc}") from None
+    cls.check_suite_keys(spec)
     env = SystemEnv(
         registry, spec.system_settings, source=str(spec.file), models=models, defaults=defaults
     )

@@ -23,6 +23,7 @@ from pytest_doceval.cache import file_digest
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.engine import Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
+from pytest_doceval.files import output_digest, read_text
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.analyses import AllPairs
 from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, check_system_settings, system_list
@@ -60,20 +61,6 @@ OCR_WITHOUT_KOREAN = ("rapidocr",)
 # r3: Boundary Coherence counts only anchored cuts (the output's text on both sides of a cut
 # must be the truth's there), so unrelated or degenerate outputs no longer score by chance.
 SCORING_REVISION = 3
-
-
-def read_text_file(path: Path, what: str) -> str:
-    """A UTF-8 text file, or a `CaseInputError` that says which file and why."""
-    if not path.is_file():
-        raise CaseInputError(f"{path}: missing {what}")
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CaseInputError(
-            f"{path}: {what} is not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-        ) from None
-    return text.removeprefix("\ufeff")
 
 
 @dataclass(frozen=True)
@@ -140,7 +127,7 @@ def _rate(description: str, counts: str) -> MetricSpec:
 
 class DocumentsSuite(Suite):
     kind = "documents"
-    KEYS = frozenset({"kind", "systems", "language", "normalization", "vlm", "embedder"})
+    suite_keys = frozenset({"kind", "systems", "language", "normalization", "vlm", "embedder"})
     paper_tables: ClassVar[tuple[TableBuilder, ...]] = (table3, per_parser)
     html_views: ClassVar[Mapping[str, ViewRenderer]] = {"tables": html.tables}
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
@@ -188,7 +175,6 @@ class DocumentsSuite(Suite):
 
     def __init__(self, spec: SuiteSpec, systems_env: SystemEnv) -> None:
         super().__init__(spec, systems_env)
-        spec.check_keys(set(self.KEYS))
         table = spec.table
         self.language = table.get("language", "en")
         if self.language not in LANGUAGES:
@@ -272,7 +258,7 @@ class DocumentsSuite(Suite):
 
     def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
         case_dir = self.spec.path / ref.case
-        truth = read_text_file(case_dir / TRUTH, "truth file")
+        truth = read_text(case_dir / TRUTH, "truth file")
         notes: list[str] = []
         views: dict[str, Any] = {}
         if ref.system in self.parsers:
@@ -296,10 +282,14 @@ class DocumentsSuite(Suite):
                 views["stage_diff"] = {"ops": ops, "stage1": parsed.stage1_system}
         else:
             path = self._output_path(ref.case, ref.system)
-            output = read_text_file(path, "precomputed output")
+            output = read_text(path, "precomputed output")
             if not output.strip():
                 notes.append(f"{OUTPUTS}/{ref.system}.md is empty")
-            fingerprint = {"system": ref.system, "kind": "precomputed"}
+            fingerprint = {
+                "system": ref.system,
+                "kind": "precomputed",
+                "output_sha256": output_digest(output),
+            }
             key = None
         score = score_document(
             truth, output, language=self.language, normalization=self.normalization

@@ -24,11 +24,13 @@ from typing import Any
 
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.errors import CaseInputError, SuiteConfigError
+from pytest_doceval.files import LineProblem, problems_error, read_jsonl
 from pytest_doceval.kinds.exam.answers import get_parser
 from pytest_doceval.kinds.exam.prompts import TRACKS
 from pytest_doceval.kinds.exam.questions import QUESTIONS, Question, load_questions
 from pytest_doceval.kinds.exam.scoring import RANDOM_MODEL
 
+# The [suite] keys of the exam kind (`ExamSuite.suite_keys`: the base checks them at load).
 KEYS = frozenset(
     {"kind", "models", "tracks", "answer_parser", "ocr", "ocr_max_tokens", "human_pass_marks"}
 )
@@ -42,7 +44,6 @@ RAPIDOCR = "rapidocr"
 DEFAULT_PARSER = "seed-001"
 DEFAULT_OCR_MAX_TOKENS = 2048
 _USABLE_ID = re.compile(r"[^\s\[\]]+")  # a test id's case part: no spaces, no brackets
-_MAX_LISTED = 20
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,6 @@ class ExamConfig:
 
 def read_config(spec: SuiteSpec) -> ExamConfig:
     """The exam keys of `spec`; a `SuiteConfigError` naming the file and the key otherwise."""
-    spec.check_keys(set(KEYS))
     table, file = spec.table, spec.file
     models = _names(table.get("models"), "[suite] models", file)
     tracks = _names(table.get("tracks"), "[suite] tracks", file)
@@ -205,7 +205,10 @@ def load_question_set(root: Path) -> QuestionSet:
     path = root / QUESTIONS
     if not _problem_lines(str(error), path):
         raise error  # missing, not UTF-8, empty: no line to blame
-    lines = path.read_bytes().decode("utf-8").removeprefix("\ufeff").splitlines()
+    # Split as `read_jsonl` does (bytes, so line numbers agree); a line that is not UTF-8 is
+    # one of the problems: read as empty, so its case is named by its line, never by a guess.
+    data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
+    lines = [_utf8_or_empty(raw) for raw in data.splitlines()]
     problems: dict[int, list[str]] = {}
     questions: list[Question] = []
     with tempfile.TemporaryDirectory(prefix="doceval-exam-") as tmp:
@@ -225,6 +228,13 @@ def load_question_set(root: Path) -> QuestionSet:
             except CaseInputError as exc:
                 error = CaseInputError(str(exc).replace(str(copy), str(path)))
     return QuestionSet(questions, _broken(lines, problems, {q.id: q for q in questions}))
+
+
+def _utf8_or_empty(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
 
 
 def _broken(
@@ -259,20 +269,13 @@ def _broken(
 def read_outputs(path: Path) -> dict[str, str]:
     """Saved outputs, ``{"id": ..., "output": ...}`` per line (an empty output is an answer:
     the model said nothing); a `CaseInputError` listing every bad line otherwise."""
-    try:
-        text = path.read_bytes().decode("utf-8").removeprefix("\ufeff")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CaseInputError(f"{path}: cannot be read as UTF-8 ({exc})") from None
     out: dict[str, str] = {}
     problems: list[str] = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
+    for line in read_jsonl(path, "saved outputs"):
+        if isinstance(line, LineProblem):
+            problems.append(line.where(path))
             continue
-        try:
-            row = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{number}: not valid JSON ({exc.msg})")
-            continue
+        number, row = line.number, line.value
         qid = row.get("id") if isinstance(row, dict) else None
         output = row.get("output") if isinstance(row, dict) else None
         if not isinstance(qid, str) or not isinstance(output, str):
@@ -282,5 +285,5 @@ def read_outputs(path: Path) -> dict[str, str]:
         else:
             out[qid] = output
     if problems:
-        raise CaseInputError("\n".join(problems[:_MAX_LISTED]))
+        raise problems_error(problems)
     return out

@@ -27,7 +27,6 @@ problems are reported at once, so a broken file is fixed in one pass.
 
 from __future__ import annotations
 
-import json
 import re
 import struct
 from collections.abc import Mapping
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_doceval.errors import CaseInputError
+from pytest_doceval.files import LineProblem, problems_error, read_jsonl
 
 QUESTIONS = "questions.jsonl"
 MIN_CHOICES, MAX_CHOICES = 2, 5
@@ -48,7 +48,6 @@ _ID = re.compile(r"[^\s\[\]]+")
 _LETTERS = "ABCDE"
 _CIRCLED = "①②③④⑤"
 # At most this many problems are listed in one error (a wholly wrong file would be a wall).
-_MAX_LISTED = 20
 
 
 @dataclass(frozen=True)
@@ -224,28 +223,14 @@ def load_questions(root: Path, *, check_images: bool = True) -> list[Question]:
     ``<file>:<line>: <cause>`` (duplicate ids name both lines).
     """
     path = root / QUESTIONS
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise CaseInputError(f"{path}: missing (an exam suite lists its questions here)") from None
-    except OSError as exc:
-        raise CaseInputError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as exc:
-        raise CaseInputError(f"{path}: not UTF-8 (byte offset {exc.start})") from None
-
     questions: list[Question] = []
     problems: list[str] = []
     first_line: dict[str, int] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
+    for line in read_jsonl(path, "questions file (an exam suite lists its questions here)"):
+        if isinstance(line, LineProblem):
+            problems.append(line.where(path))
             continue
-        try:
-            row = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{number}: not valid JSON ({exc.msg}, column {exc.colno})")
-            continue
+        number, row = line.number, line.value
         qid = row.get("id") if isinstance(row, dict) else None
         if isinstance(qid, str) and qid in first_line:
             problems.append(
@@ -261,10 +246,7 @@ def load_questions(root: Path, *, check_images: bool = True) -> list[Question]:
         else:
             questions.append(result)
     if problems:
-        listed = problems[:_MAX_LISTED]
-        if len(problems) > _MAX_LISTED:
-            listed.append(f"... and {len(problems) - _MAX_LISTED} more problems")
-        raise CaseInputError("\n".join(listed))
+        raise problems_error(problems)
     if not questions:
         raise CaseInputError(f"{path}: no questions")
     return questions

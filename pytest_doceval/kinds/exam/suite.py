@@ -38,10 +38,12 @@ from pytest_doceval.cache import cache_key, store_output
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.engine import MISSING, ModelStage, Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError, SystemUnavailable
+from pytest_doceval.files import output_digest
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.kinds.base import Analysis, CaseRef, RunContext, Suite
 from pytest_doceval.kinds.exam.html import EXAM_RENDERERS
 from pytest_doceval.kinds.exam.inputs import (
+    KEYS,
     RAPIDOCR,
     load_question_set,
     read_config,
@@ -99,6 +101,7 @@ class _LazyAnalyses(Sequence[Analysis]):
 
 class ExamSuite(Suite):
     kind = "exam"
+    suite_keys = KEYS
     paper_tables: ClassVar[tuple[TableBuilder, ...]] = (accuracy_table, delta_table)
     html_analyses: ClassVar[Mapping[str, AnalysisRenderer]] = EXAM_RENDERERS
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
@@ -223,7 +226,7 @@ class ExamSuite(Suite):
         # Every system reads the image: a question whose image is broken errors everywhere,
         # so no system is scored on a question another could not be asked.
         image = question.read_image(self.spec.path)
-        result = CaseResult(self.name, ref.case, ref.system, {}, labels=dict(ref.labels))
+        result = CaseResult(self.name, ref.case, ref.system, {})
         source = self.source(model, track.name)
         if source == "random":
             seed = int(self.config.settings.get(model, {}).get("seed", 0))
@@ -231,7 +234,12 @@ class ExamSuite(Suite):
             result.fingerprint = {"model": RANDOM_MODEL, "seed": seed}
         elif source == "precomputed":
             output = self._saved(model, track.name, question.id)
-            result.fingerprint = {"model": model, "precomputed": f"{OUTPUTS}/{ref.system}.jsonl"}
+            result.fingerprint = {
+                "model": model,
+                "precomputed": f"{OUTPUTS}/{ref.system}.jsonl",
+                # This question's saved answer: editing another's leaves this one unchanged.
+                "output_sha256": output_digest(output),
+            }
             digest = hashlib.sha256(f"{question.id}\n{output}".encode()).hexdigest()
             result.cache_key = _remember(result.fingerprint, digest, output, ctx)
         else:

@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.engine import Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
+from pytest_doceval.files import output_digest, read_text
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.base import CaseRef, RunContext, Suite
-from pytest_doceval.kinds.documents.suite import read_text_file
 from pytest_doceval.kinds.extraction import html
 from pytest_doceval.kinds.extraction.analyses import ExtractorPairs, OcrRobustness, VerdictCounts
 from pytest_doceval.kinds.extraction.config import (
@@ -113,7 +113,9 @@ class ExtractionSuite(Suite):
         "ocr_robustness": html.ocr_robustness,
         "verdict_counts": html.verdict_counts,
     }
-    KEYS = frozenset({"kind", "mode", "variants", "reference_variant", "systems"} | set(MODES))
+    suite_keys = frozenset(
+        {"kind", "mode", "variants", "reference_variant", "systems"} | set(MODES)
+    )
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
         **ENTRY_METRICS,
         **FIELD_METRICS,
@@ -125,7 +127,6 @@ class ExtractionSuite(Suite):
 
     def __init__(self, spec: SuiteSpec, systems_env: SystemEnv) -> None:
         super().__init__(spec, systems_env)
-        spec.check_keys(set(self.KEYS))
         table, file = spec.table, spec.file
         self.mode = table.get("mode")
         if self.mode not in MODES:
@@ -279,7 +280,7 @@ class ExtractionSuite(Suite):
 
     def _variant_text(self, case: str, variant: str) -> str:
         path = self.spec.path / case / f"{variant}.txt"
-        return read_text_file(path, f"OCR text of variant {variant!r}")
+        return read_text(path, f"OCR text of variant {variant!r}")
 
     def stages(self, ref: CaseRef, ctx: RunContext) -> list[Stage]:
         """An LLM extractor's request on the (page, variant) OCR text, as a model stage."""
@@ -306,11 +307,9 @@ class ExtractionSuite(Suite):
         if not path.is_file():
             raise CaseInputError(f"{path}: missing precomputed output of {extractor}")
         source = f"{OUTPUTS}/{extractor}/{variant}.json"
-        return (
-            read_prediction(path.read_bytes()),
-            source,
-            {"extractor": extractor, "kind": "precomputed"},
-        )
+        data = path.read_bytes()
+        fingerprint = {"extractor": extractor, "kind": "precomputed"}
+        return read_prediction(data), source, {**fingerprint, "output_sha256": output_digest(data)}
 
     def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
         extractor, variant = ref.labels["extractor"], ref.labels["variant"]
@@ -333,7 +332,6 @@ class ExtractionSuite(Suite):
             case=ref.case,
             system=ref.system,
             metrics=metrics,
-            labels=dict(ref.labels),
             details=details,
             counts=counts,
             views=views,

@@ -17,10 +17,11 @@ facts (`implicit_baselines`: one per PDF that has no baseline fact, in the pseud
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from pytest_doceval.errors import CaseInputError
+from pytest_doceval.files import JsonLine, LineProblem, read_jsonl
 from pytest_doceval.kinds.facts import Fact, FactError, fact_files, implicit_baselines, parse_fact
 from pytest_doceval.kinds.facts.layout import PDF_DIR
 
@@ -49,23 +50,18 @@ def _pdf_error(pdf: str) -> str | None:
     return None
 
 
-def _read_line(raw: bytes, path: Path, number: int) -> tuple[Fact | FactError, object, object]:
-    """One line -> its fact or error, plus the raw ``id`` and ``type`` it claims (for naming
-    and labelling a bad line)."""
+def _read_line(line: JsonLine | LineProblem, path: Path) -> tuple[Fact | FactError, object, object]:
+    """One line (`files.read_jsonl`) -> its fact or error, plus the raw ``id`` and ``type`` it
+    claims (for naming and labelling a bad line)."""
+    number = line.number
 
     def error(cause: str, fact_id: object = None) -> FactError:
         shown = fact_id if isinstance(fact_id, str) and fact_id else None
         return FactError(cause, file=path.name, line=number, fact_id=shown)
 
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        cause = f"not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
-        return error(cause), None, None
-    try:
-        obj = json.loads(text.removeprefix("\ufeff"))
-    except json.JSONDecodeError as exc:
-        return error(f"not valid JSON ({exc.msg})"), None, None
+    if isinstance(line, LineProblem):
+        return error(line.cause), None, None
+    obj = line.value
     raw_id = obj.get("id") if isinstance(obj, dict) else None
     raw_type = obj.get("type") if isinstance(obj, dict) else None
     try:
@@ -97,17 +93,15 @@ def load_entries(suite_dir: Path) -> Loaded:
 
     for path in fact_files(suite_dir):
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            cause = f"cannot read the fact file ({exc.strerror or exc})"
-            error = FactError(cause, file=path.name, line=0, fact_id=None)
+            lines = read_jsonl(path, "fact file")
+        except CaseInputError as exc:
+            error = FactError(str(exc), file=path.name, line=0, fact_id=None)
             add_bad(path.name, error, {"type": "?", "file": path.name})
             continue
         facts = good.setdefault(path.name, [])
-        for number, raw in enumerate(data.split(b"\n"), start=1):
-            if not raw.strip():
-                continue
-            fact, raw_id, raw_type = _read_line(raw, path, number)
+        for line in lines:
+            number = line.number
+            fact, raw_id, raw_type = _read_line(line, path)
             labels = {"type": _label(raw_type), "file": path.name}
             here = f"{path.name}:{number}"
             fresh = isinstance(raw_id, str) and raw_id != "" and raw_id not in first_use

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pytest_doceval.errors import CaseInputError
+from pytest_doceval.files import LineProblem, read_jsonl
 from pytest_doceval.kinds.facts.normalise import normalise_text
 
 __all__ = [
@@ -288,34 +289,28 @@ def load_facts(path: str | os.PathLike[str]) -> list[Fact]:
     facts: list[Fact] = []
     errors: list[FactError] = []
     first_line_of: dict[str, int] = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                errors.append(
-                    FactError(f"not valid JSON ({exc.msg})", file=name, line=number, fact_id=None)
+    for line in read_jsonl(Path(path), "fact file"):
+        if isinstance(line, LineProblem):
+            errors.append(FactError(line.cause, file=name, line=line.number, fact_id=None))
+            continue
+        number, obj = line.number, line.value
+        try:
+            fact = parse_fact(obj, file=name, line=number)
+        except FactError as exc:
+            errors.append(exc)
+            continue
+        if fact.id in first_line_of:
+            errors.append(
+                FactError(
+                    f"duplicate id (first used on line {first_line_of[fact.id]})",
+                    file=name,
+                    line=number,
+                    fact_id=fact.id,
                 )
-                continue
-            try:
-                fact = parse_fact(obj, file=name, line=number)
-            except FactError as exc:
-                errors.append(exc)
-                continue
-            if fact.id in first_line_of:
-                errors.append(
-                    FactError(
-                        f"duplicate id (first used on line {first_line_of[fact.id]})",
-                        file=name,
-                        line=number,
-                        fact_id=fact.id,
-                    )
-                )
-                continue
-            first_line_of[fact.id] = number
-            facts.append(fact)
+            )
+            continue
+        first_line_of[fact.id] = number
+        facts.append(fact)
     if errors:
         raise FactFileError(errors)
     return facts

@@ -25,8 +25,8 @@ from pytest_doceval.atomic import write_bytes_atomic
 from pytest_doceval.cache import file_digest
 from pytest_doceval.engine import Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SystemRunError, SystemUnavailable
+from pytest_doceval.files import output_digest, read_text
 from pytest_doceval.kinds.base import RunContext
-from pytest_doceval.kinds.documents.suite import read_text_file
 from pytest_doceval.kinds.facts import Fact, PageOutput, output_path
 from pytest_doceval.kinds.facts.layout import PDF_DIR, SystemOutputs
 from pytest_doceval.kinds.facts.model import IMPLICIT_BASELINE_FILE
@@ -125,9 +125,14 @@ class PageOutputs:
                 f"{expected}: missing output of {system} for {fact.pdf} page {fact.page} "
                 "(no <stem>_pg<page>_repeat<N>.md)"
             )
-        texts = [read_text_file(path, "precomputed output") for path in paths]
+        texts = [read_text(path, "precomputed output") for path in paths]
         notes = () if any(t.strip() for t in texts) else (f"{paths[0].name} is empty",)
-        fingerprint = {"system": system, "kind": "precomputed", "repeats": len(texts)}
+        fingerprint = {
+            "system": system,
+            "kind": "precomputed",
+            "repeats": len(texts),
+            "output_sha256": output_digest(*texts),
+        }
         return Page([PageOutput(t) for t in texts], fingerprint, None, notes)
 
     def _parsed_page(self, system: str, fact: Fact, ctx: RunContext) -> Page:

@@ -76,7 +76,7 @@ class FactsSuite(Suite):
     paper_tables: ClassVar[tuple[TableBuilder, ...]] = (pass_rates,)
     html_views: ClassVar[Mapping[str, ViewRenderer]] = {"fact_check": html.fact_check}
     html_analyses: ClassVar[Mapping[str, AnalysisRenderer]] = {"pass_rate": html.pass_rate}
-    KEYS = frozenset({"kind", "systems", "language"})
+    suite_keys = frozenset({"kind", "systems", "language"})
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
         "pass": MetricSpec(
             "higher",
@@ -89,7 +89,6 @@ class FactsSuite(Suite):
 
     def __init__(self, spec: SuiteSpec, systems_env: SystemEnv) -> None:
         super().__init__(spec, systems_env)
-        spec.check_keys(set(self.KEYS))
         self.language = spec.table.get("language", "en")
         if self.language not in LANGUAGES:
             raise SuiteConfigError(
@@ -197,7 +196,6 @@ class FactsSuite(Suite):
             case=ref.case,
             system=ref.system,
             metrics={"pass": 1.0 if result.passed else 0.0},
-            labels=dict(entry.labels),
             details={
                 "pdf": fact.pdf,
                 "page": fact.page,
