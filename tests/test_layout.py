@@ -64,7 +64,7 @@ def _absolute(module: str, node: ast.ImportFrom) -> str:
 
 
 def imports_of(module: str) -> list[Import]:
-    """The package modules `module` imports; ``from a import b`` names a.b when b is a module."""
+    """The package modules `module` imports (``from a import b``: a, and a.b when b is a module)."""
     tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
     found: list[Import] = []
 
@@ -77,9 +77,13 @@ def imports_of(module: str) -> list[Import]:
             found.extend(Import(a.name, top, node.lineno) for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = _absolute(module, node)
+            # ``from pkg import sub`` runs pkg/__init__ too: an edge to both, so that a
+            # package and a module of it importing each other show as the circle they are.
+            found.append(Import(base, top, node.lineno))
             for alias in node.names:
                 sub = f"{base}.{alias.name}"
-                found.append(Import(sub if sub in MODULES else base, top, node.lineno))
+                if sub in MODULES:
+                    found.append(Import(sub, top, node.lineno))
         inner = top and not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
         for child in ast.iter_child_nodes(node):
             visit(child, inner)
