@@ -397,7 +397,7 @@ class SessionHooks:
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
         if _is_worker(config):
             return
-        if not hasattr(self.session, "report"):
+        if self.session.report is None:
             hints = case_folder_hints(config)
             if hints:
                 terminalreporter.section("doceval")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +15,9 @@ from pytest_doceval.cli import main as doceval
 from tests.conftest import read_report
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run")
+CHROMIUM_FLAGS += ("--disable-extensions", "--virtual-time-budget=20000")
 
 
 def example_kind() -> str:
@@ -76,6 +80,35 @@ def test_readme_kind_gates_deltas_and_labels(
     assert failed == {"close"}
 
 
+def test_readme_kind_is_short_and_draws_its_own_html_view(
+    pytester: pytest.Pytester, guesses: Path
+) -> None:
+    code = [line for line in example_kind().splitlines() if line.strip()]
+    assert len(code) <= 40  # lines of code, blank lines (as ruff format wants them) aside
+    result = pytester.runpytest("--doceval", "--doceval-update", "--doceval-html", "report.html")
+    result.assert_outcomes(passed=24)
+    section = read_report(pytester.path / "doceval-report.json")["suites"]["guesses"]
+    row = next(r for r in section["results"] if (r["case"], r["system"]) == ("q00", "close"))
+    assert row["views"] == {"guess": {"truth": 10, "guess": 10.5}}
+    if not CHROMIUM.exists():
+        pytest.skip("needs /usr/bin/chromium to render the view")
+    # The page's self-test opens the first case row that has a view (here q00) and draws it.
+    page = (pytester.path / "report.html").as_uri() + "#selftest"
+    profile = f"--user-data-dir={pytester.path / 'profile'}"
+    dom = subprocess.run(
+        [str(CHROMIUM), *CHROMIUM_FLAGS, profile, "--dump-dom", page],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    ).stdout
+    assert 'data-selftest="ok"' in dom
+    views = dom[dom.index('<div class="views">') :]
+    assert "<th>truth</th><th>guess</th>" in views
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", views)
+    assert cells[:2] == ["10", "10.5000"], cells[:6]  # q00[close], the first row with a view
+
+
 def test_merge_of_shards_equals_the_unsharded_run_analyses_included(
     pytester: pytest.Pytester, guesses: Path
 ) -> None:
@@ -99,7 +132,7 @@ def test_merge_of_shards_equals_the_unsharded_run_analyses_included(
 
 
 def test_an_undeclared_metric_and_a_typo_gate_are_errors(pytester: pytest.Pytester) -> None:
-    misspelt = example_kind().replace('{"goodness": goodness}', '{"goodnes": goodness}')
+    misspelt = example_kind().replace('{"goodness": max(', '{"goodnes": max(')
     assert misspelt != example_kind()
     pytester.makeconftest(misspelt)
     write_guesses(pytester.path)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_doceval.engine import Snapshot
-from pytest_doceval.progress import Progress, Totals, start_line, status_line, summary_line
+from pytest_doceval.run.progress import Progress, Totals, start_line, status_line, summary_line
 
 
 def snap(**changes: object) -> Snapshot:

@@ -32,15 +32,26 @@ def generic(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
     out = []
     for view in views:
         table = tabular(view)
-        block: Block
         if table is None:
             text = view if isinstance(view, str) else pretty_json(view)
-            block = {"t": "pre", "title": name, "text": text}
+            out.append(text_block(name, text, chunk))
         else:
-            block = {"t": "table", "title": name, "head": table[0], "rows": plain(table[1], 6)}
-        chunk.size += len(json.dumps(block, ensure_ascii=False))
-        out.append(block)
+            out.append(table_block(name, table[0], table[1], chunk))
     return out
+
+
+def table_block(title: str, head: Sequence[Any], rows: Sequence[Any], chunk: Chunk) -> Block:
+    """A table (numbers to 6 significant digits) in the chunk the case goes into."""
+    block: Block = {"t": "table", "title": title, "head": list(head), "rows": plain(rows, 6)}
+    chunk.size += len(json.dumps(block, ensure_ascii=False))
+    return block
+
+
+def text_block(title: str, text: str, chunk: Chunk) -> Block:
+    """Text shown as it is (preformatted) in the chunk the case goes into."""
+    block: Block = {"t": "pre", "title": title, "text": text}
+    chunk.size += len(json.dumps(block, ensure_ascii=False))
+    return block
 
 
 def text_diff(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from pytest_doceval.errors import SystemRunError, SystemUnavailable
 from pytest_doceval.systems.base import BuiltinParser
+from pytest_doceval.text.markdown import FENCED_REPLY
 
 PROMPT_VERSION = "restructure-v1"
 MAX_TOKENS = 4096  # the kind's default answer budget of a window
@@ -35,7 +36,7 @@ PROMPT_HASH = hashlib.sha256(
     f"{PROMPT_VERSION}\n{SYSTEM_PROMPT}\n{USER_TEMPLATE}".encode()
 ).hexdigest()[:16]
 
-_FENCE = re.compile(r"\A\s*```[a-zA-Z]*\n(.*?)\n```\s*\Z", re.S)
+_FENCE = FENCED_REPLY
 
 
 def windows(text: str, limit: int) -> list[str]:

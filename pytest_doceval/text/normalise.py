@@ -30,13 +30,9 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-Step = Callable[[str], str]
+from pytest_doceval.text import markdown as md
 
-# Horizontal whitespace: every Unicode space (NBSP, thin space, ideographic space, tab) but the
-# line break. For patterns that see text before NFKC (scope split, structure extraction).
-HSPACE = r"[^\S\n]"
-# A pandoc attribute block: {#id}, {.class}, {key=value}, {-} (unnumbered), in any combination.
-PANDOC_ATTRIBUTES = r"\{[ \t]*(?:[#.][^{}\n]*|-|[\w-]+=[^{}\n]*)\}"
+Step = Callable[[str], str]
 
 
 def _sub(pattern: str, repl: str | Callable[[re.Match[str]], str], flags: int = 0) -> Step:
@@ -81,9 +77,9 @@ mapping, typically list bullets (U+0088), so they are the extractor's noise, not
 
 # --- seed 002 section 4.7, steps 1-11 ---
 
-_PANDOC_FENCE = re.compile(r"^[ \t]*:{3,}.*$", re.MULTILINE)
-_PANDOC_ATTRS = re.compile(PANDOC_ATTRIBUTES)
-_BRACKETED_SPAN = re.compile(r"\[([^\[\]\n]*)\]\{[^{}\n]*\}")
+_PANDOC_FENCE = md.PANDOC_DIV_FENCE_LINES
+_PANDOC_ATTRS = md.PANDOC_ATTRIBUTE_BLOCK
+_BRACKETED_SPAN = md.BRACKETED_SPAN
 _CROSS_REFERENCE = re.compile(
     r"\[(\\\[[^\]\n]*\\\]|[^\[\]\n]*)\]\(#[^)\s]*\)\{[^{}\n]*reference-type=[^{}\n]*\}"
 )
@@ -184,26 +180,17 @@ for ``&``, non-ASCII letters, apostrophes and hyphens inside names, ``al`` witho
 
 # --- step 12: markdown syntax (seed 000 section 3.4.1) ---
 
-# A table's delimiter row: pipe-table separators (|---|:--:|, ---|---) and grid-table borders
-# (+----+====+), trailing spaces and tabs allowed; at least one | or + and one - or =.
-TABLE_SEPARATOR = re.compile(r"^[ \t]*(?=[^\n]*[|+])(?=[^\n]*[-=])[-=:|+ \t]*$", re.MULTILINE)
-_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
-_SETEXT_UNDERLINE = re.compile(r"^[ \t]*(?:=+|-+)[ \t]*$", re.MULTILINE)
-_BLOCKQUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
-_BULLET = re.compile(r"^[ \t]*(?:[-*+\u2022\u25e6\u25aa\u2023\u2043\u00b7])[ \t]+", re.MULTILINE)
-_CODE_FENCE = re.compile(r"^[ \t]*(?:```|~~~).*$", re.MULTILINE)
-# Link text, then a destination that may hold one level of parentheses (wiki/X_(y)). An
-# escaped "\[" or "\*" is literal text: no delimiter below starts or ends after a backslash.
-_LINK = re.compile(r"(?<!\\)\[([^\[\]\n]*)(?<!\\)\]\((?:[^()\n]|\([^()\n]*\))*\)")
-_AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+|[^<>\s@]+@[^<>\s@]+\.[^<>\s]+)>")
-_EMPHASIS = (
-    re.compile(r"(?<!\\)(\*\*|__)(?=\S)(.+?)(?<=[^\s\\])\1", re.DOTALL),
-    re.compile(r"(?<![\w*\\])\*(?=\S)(.+?)(?<=[^\s\\])\*(?![\w*])", re.DOTALL),
-    re.compile(r"(?<![\w_\\])_(?=\S)(.+?)(?<=[^\s\\])_(?![\w_])", re.DOTALL),
-    re.compile(r"(?<!\\)~~(?=\S)(.+?)(?<=[^\s\\])~~", re.DOTALL),
-)
-_INLINE_CODE = re.compile(r"`+([^`\n]*)`+")
-_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!$%&|~^<>\"'@:=])")
+TABLE_SEPARATOR = md.TABLE_SEPARATOR
+_HEADING = md.HEADING_LINES
+_SETEXT_UNDERLINE = md.SETEXT_UNDERLINE_LINES
+_BLOCKQUOTE = md.BLOCKQUOTE_MARKS
+_BULLET = md.BULLET_MARKS
+_CODE_FENCE = md.FENCE_LINES
+_LINK = md.LINK
+_AUTOLINK = md.AUTOLINK
+_EMPHASIS = md.EMPHASIS_SPANS
+_INLINE_CODE = md.INLINE_CODE
+_ESCAPE = md.ESCAPE
 # HTML elements a markdown writer emits (HTML5 plus a few legacy inline ones), lowercase as
 # pandoc and VLMs write them: "<T>", "<MIME>" or "<B>" in running text are not tags.
 _HTML_ELEMENTS = (
@@ -248,7 +235,7 @@ def strip_markdown(text: str) -> str:
     text = _INLINE_CODE.sub(r"\1", text)
     text = _strip_emphasis(text)
     text = _HTML_TAG.sub("", _HTML_BREAK.sub(" ", text))
-    text = re.sub(r"(?<!\\)\|", " ", text)
+    text = md.UNESCAPED_PIPE.sub(" ", text)
     return _ESCAPE.sub(r"\1", text)
 
 

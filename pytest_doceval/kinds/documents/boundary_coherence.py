@@ -92,15 +92,16 @@ from rapidfuzz.distance import Levenshtein
 
 from pytest_doceval.kinds.documents.chunking import CHUNK_OVERLAP, CHUNK_SIZE, Chunk, split_text
 from pytest_doceval.kinds.documents.structure import _FENCE, _HEADING
+from pytest_doceval.text.markdown import SETEXT_UNDERLINE, THEMATIC_BREAK
 from pytest_doceval.text.normalise import PANDOC_MARKUP, RAW
 
 DEFAULT_TOLERANCE = 20
 ANCHOR_CHARACTERS = 16
 ANCHOR_EDITS = 0.25
 
-_SETEXT_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+_SETEXT_UNDERLINE = SETEXT_UNDERLINE
 _WORD_CHARACTER = re.compile(r"\w")
-_THEMATIC_BREAK = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
+_THEMATIC_BREAK = THEMATIC_BREAK
 
 
 @dataclass(frozen=True)

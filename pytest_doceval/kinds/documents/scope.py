@@ -32,7 +32,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pytest_doceval.text.normalise import HSPACE, PANDOC_ATTRIBUTES, unify_line_endings
+from pytest_doceval.text.markdown import HSPACE, PANDOC_ATTRIBUTES
+from pytest_doceval.text.normalise import unify_line_endings
 
 _REFERENCES_HEADING = re.compile(
     rf"^{HSPACE}*(?:#{{1,3}}{HSPACE}*)?"

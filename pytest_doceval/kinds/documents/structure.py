@@ -24,7 +24,7 @@ line plus the continuation lines pandoc indents under it when it wraps a long it
 two columns or more, up to a blank line or the next element), so a wrapped item and the same item
 on one line match. Unindented lines are not joined: PDF text has no indentation, and lazy
 continuation would glue the next paragraph to a list's last item. For a table row the text is
-its cells joined by ``|``; table separator rows (``|---|:--:|``, `normalise.TABLE_SEPARATOR`) are
+its cells joined by ``|``; table separator rows (``|---|:--:|``, `markdown.TABLE_SEPARATOR`) are
 syntax, not content, and are not elements. For a code block the text is its contents. Heading
 levels are not compared (a ``##`` for a ``###`` still preserves the heading). Predicted and truth
 elements are multisets: a true positive is a (type, text) pair present in both, counted
@@ -49,23 +49,23 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
-from pytest_doceval.text.normalise import PANDOC_ATTRIBUTES, TABLE_SEPARATOR, unify_line_endings
+from pytest_doceval.text import markdown as md
+from pytest_doceval.text.markdown import TABLE_SEPARATOR
+from pytest_doceval.text.normalise import unify_line_endings
 
 ELEMENT_TYPES = ("heading", "unordered_list", "ordered_list", "table_row", "code_block")
 # Per-element-type metrics are these prefixes plus a type; summaries show the overall ones.
 PER_TYPE_PREFIXES = ("structure_precision_", "structure_recall_", "structure_f1_")
 
-_HEADING = re.compile(rf"^#{{1,6}}\s+(.*?)(?:\s+#+)?(?:\s*{PANDOC_ATTRIBUTES})?\s*$")
-_UNORDERED = re.compile(r"^\s*[-*+]\s+(.*)$")
-_ORDERED = re.compile(r"^\s*\d+\.\s+(.*)$")
-_TABLE_ROW = re.compile(r"^\|.+\|$")
-_FENCE = re.compile(r"^```")
-# Lines that end a list item's paragraph besides a blank line and another element: rules,
-# setext underlines, pandoc div fences, other code fences, block quotes.
-_BLOCK_BREAK = re.compile(r"^\s*(?:(?:[-*_=]\s*){3,}$|:::|~~~|```|>)")
-_EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~|`)")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_ESCAPE = re.compile(r"\\(.)")
+_HEADING = md.HEADING
+_UNORDERED = md.UNORDERED_ITEM
+_ORDERED = md.ORDERED_ITEM
+_TABLE_ROW = md.TABLE_ROW
+_FENCE = md.FENCE
+_BLOCK_BREAK = md.BLOCK_BREAK
+_EMPHASIS = md.EMPHASIS_MARKS
+_LINK = md.LINK_IN_ELEMENT
+_ESCAPE = md.ANY_ESCAPE
 _SPACE = re.compile(r"\s+")
 # A list item's continuation: indented by at least the narrowest content column ("- x").
 _CONTINUATION_INDENT = 2

@@ -16,7 +16,7 @@ Three forms are read, in this order, each from what the previous ones left:
   boundaries they cross; cells above the ``+===+`` line form the ``<thead>``, the rest the
   ``<tbody>``.
 * **Pipe tables** (``| a | b |`` lines, pandoc's and the VLMs'): the row above the separator
-  row (`normalise.TABLE_SEPARATOR`) is the ``<thead>``, the rest the ``<tbody>``; a block with
+  row (`markdown.TABLE_SEPARATOR`) is the ``<thead>``, the rest the ``<tbody>``; a block with
   no separator after its first row has only a ``<tbody>`` (with a note). Cells split on ``|``
   not escaped as ``\\|``. A row with another number of cells than the first (ragged) is read as
   it is, with a note.
@@ -38,8 +38,9 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
+from pytest_doceval.text import markdown as md
+from pytest_doceval.text.markdown import TABLE_SEPARATOR
 from pytest_doceval.text.normalise import (
-    TABLE_SEPARATOR,
     collapse_whitespace,
     remove_pandoc_divs,
     strip_markdown,
@@ -258,7 +259,7 @@ def _read_html(text: str, start: int, closed: bool, number: int) -> tuple[Table 
 
 # ------------------------------------------------------------------------------------ grid
 
-_GRID_BORDER = re.compile(r"^[ \t]*\+[-=:+]*[-=][-=:+]*\+[ \t]*$")
+_GRID_BORDER = md.GRID_BORDER
 
 
 def _grid_cells(lines: list[str]) -> list[tuple[int, int, int, int, str]]:
@@ -337,7 +338,7 @@ def _read_grid(lines: list[str], start: int, number: int) -> tuple[Table | None,
 
 # ------------------------------------------------------------------------------------ pipe
 
-_UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
+_UNESCAPED_PIPE = md.UNESCAPED_PIPE
 _NOT_NEWLINE = re.compile(r"[^\n]")
 
 

@@ -25,6 +25,7 @@ from pytest_doceval.kinds.facts.normalise import normalise_latex, normalise_text
 from pytest_doceval.kinds.facts.result import FactResult, PageOutput, as_output, quote, quote_pair
 from pytest_doceval.kinds.facts.search import first_occurrence, last_occurrence
 from pytest_doceval.kinds.facts.tables import check_table
+from pytest_doceval.text.markdown import IMAGE
 
 __all__ = [
     "DISALLOWED_CHARACTERS",
@@ -162,7 +163,7 @@ DISALLOWED_CHARACTERS = re.compile(
     "]"
 )
 _ALNUM = re.compile(r"[^\W_]")  # exactly str.isalnum, found in C
-_IMAGE_TAG = re.compile(r"!\[.*?\]\(.*?\)")
+_IMAGE_TAG = IMAGE
 
 
 def check_baseline(fact: BaselineFact, output: PageOutput, *, latin_only: bool) -> FactResult:

@@ -4,7 +4,7 @@ Lines start with ``doceval:``. One when the work starts (with the totals), then 
 `every` seconds while a test waits for its stages or between tests: stages done/total, model
 requests in flight per model, errors so far, elapsed time and an ETA. At the end one line of
 totals. They are written by the main thread through pytest's terminal reporter with capture
-suspended (`Writer` in the session), as pytest's live logging does: a background thread's
+suspended (`terminal_writer`), as pytest's live logging does: a background thread's
 writes are swallowed by capture and break pytest's progress line.
 """
 
@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+import pytest
 
 from pytest_doceval.engine import Snapshot
 
@@ -121,3 +123,30 @@ class Progress:
         """A status line if one is due and work is left."""
         if self.clock() >= self._due and snapshot.finished < snapshot.total:
             self.say(status_line(snapshot))
+
+
+def terminal_writer(config: pytest.Config) -> Write | None:
+    """Where progress lines go: the terminal of a plain run, written with capture
+    suspended (as pytest's live logging writes); nowhere in an xdist worker, whose output
+    is not shown."""
+    if hasattr(config, "workerinput"):
+        return None
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return None
+    capture = config.pluginmanager.get_plugin("capturemanager")
+
+    def emit(line: str) -> None:
+        # Under -q the dots line has no path, and write_line would not start a new line.
+        if getattr(reporter, "_width_of_current_line", 0):
+            reporter.write("\n")
+        reporter.write_line(line)
+
+    def write(line: str) -> None:
+        if capture is None:
+            emit(line)
+            return
+        with capture.global_and_fixture_disabled():
+            emit(line)
+
+    return write

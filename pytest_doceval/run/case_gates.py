@@ -1,0 +1,103 @@
+"""One test's verdict: its suite's committed baseline (read once per suite) and the per-case
+gates of ``suite.toml`` checked against it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_doceval.errors import DocevalError
+from pytest_doceval.gates import Bound, Rule, check_case
+from pytest_doceval.kinds import CaseRef, Suite
+from pytest_doceval.results import CaseResult
+from pytest_doceval.run.baselines import BaselineFile, baseline_path, load_baseline
+
+
+class SuiteBaselines:
+    """The committed baselines of the run's suites, each read once (errors too)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._found: dict[str, BaselineFile | DocevalError | None] = {}
+
+    def file(self, suite: str) -> Path:
+        return baseline_path(self.directory, suite)
+
+    def of(self, suite: Suite) -> BaselineFile | None:
+        """The suite's committed baseline (None when there is none); an unreadable file raises
+        the same clear error on every test of the suite."""
+        if suite.name not in self._found:
+            try:
+                found: BaselineFile | DocevalError | None = load_baseline(
+                    self.file(suite.name), suite=suite.name
+                )
+            except DocevalError as exc:
+                found = exc
+            self._found[suite.name] = found
+        found = self._found[suite.name]
+        if isinstance(found, DocevalError):
+            raise found
+        return found
+
+    def comparable(self, suite: Suite) -> BaselineFile | None:
+        """The baseline when it was made under the suite's scoring id (else nothing compares)."""
+        baseline = self.of(suite)
+        return (
+            baseline if baseline is not None and baseline.scoring_id == suite.scoring_id else None
+        )
+
+    def metrics(self, suite: Suite, ref: CaseRef) -> dict[str, float] | None:
+        baseline = self.comparable(suite)
+        return None if baseline is None else baseline.metrics(ref.key)
+
+
+def case_gate_failures(
+    suite: Suite, result: CaseResult, baselines: SuiteBaselines, *, updating: bool
+) -> list[str]:
+    """The kind's own failures and the per-case gate failures. While updating baselines
+    today's numbers are accepted against every baseline-relative rule (tolerances, and the
+    kind's own failures, which are against the baseline too), but an absolute bound
+    (``>= 0.9``) says what any run must reach and still fails."""
+    if updating:
+        return _bound_failures(suite, result)
+    if not suite.spec.case_gates:
+        return list(result.failures)
+    baseline = baselines.of(suite)
+    if baseline is not None and baseline.scoring_id != suite.scoring_id:
+        return [
+            f"baseline {baselines.file(suite.name)} was made under scoring id "
+            f"{baseline.scoring_id!r}, the suite now scores under {suite.scoring_id!r}; "
+            "run pytest --doceval --doceval-update"
+        ]
+    previous = baselines.metrics(suite, CaseRef(result.case, result.system)) or {}
+    label = f"{suite.name}/{result.key}"
+    failures: list[str] = []
+    for metric, rules in suite.spec.case_gates.items():
+        if metric not in result.metrics:
+            failures.append(f"{metric}: gated in suite.toml but not measured ({label})")
+            continue
+        failures += check_case(
+            metric,
+            result.metrics[metric],
+            previous.get(metric),
+            rules,
+            direction=suite.metric_spec(metric).direction,
+            label=label,
+        )
+    return [*result.failures, *failures]
+
+
+def _bound_failures(suite: Suite, result: CaseResult) -> list[str]:
+    label = f"{suite.name}/{result.key}"
+    failures: list[str] = []
+    for metric, rules in suite.spec.case_gates.items():
+        bounds: list[Rule] = [rule for rule in rules if isinstance(rule, Bound)]
+        if bounds and metric in result.metrics:
+            failures += check_case(
+                metric,
+                result.metrics[metric],
+                None,
+                bounds,
+                direction=suite.metric_spec(metric).direction,
+                label=label,
+            )
+    return failures

@@ -1,0 +1,100 @@
+"""The run's catalogue: suite files -> suites (made once, errors too), and the systems they use.
+
+A suite is made on first use and kept by its resolved path; a suite that cannot be made keeps
+its error, so every test of it fails with the same clear message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_doceval.config import ProjectConfig, load_suite_spec
+from pytest_doceval.errors import DocevalError, SuiteConfigError
+from pytest_doceval.kinds import Suite
+from pytest_doceval.kinds.registry import kind_class, make_suite
+from pytest_doceval.models.runtime import ModelRuntime
+from pytest_doceval.systems import SystemRegistry, build_registry
+
+
+class SuiteCatalog:
+    def __init__(self, config: pytest.Config, project: ProjectConfig, models: ModelRuntime):
+        self.config = config
+        self.project = project
+        self.models = models
+        self._registry: SystemRegistry | None = None
+        self._suites: dict[Path, Suite | DocevalError] = {}
+        self._resolved: dict[Path, Path] = {}  # resolving costs syscalls on every test
+        self._names: dict[str, Path] = {}
+        self._columns: list[str] | None = None
+
+    @property
+    def registry(self) -> SystemRegistry:
+        if self._registry is None:
+            hook = self.config.hook
+
+            def from_conftest(registry: SystemRegistry) -> None:
+                hook.pytest_doceval_register_systems(registry=registry)
+
+            self._registry = build_registry([from_conftest])
+        return self._registry
+
+    def suite(self, file: Path) -> Suite:
+        """The suite defined by `file` (cached, errors too: a bad suite fails the same way
+        every time it is asked for)."""
+        file = self._resolved.get(file) or self._resolved.setdefault(file, file.resolve())
+        if file not in self._suites:
+            try:
+                self._suites[file] = self._make(file)
+            except DocevalError as exc:
+                self._suites[file] = exc
+        found = self._suites[file]
+        if isinstance(found, DocevalError):
+            raise found
+        return found
+
+    def _make(self, file: Path) -> Suite:
+        spec = load_suite_spec(file)
+        # What a suite's systems may fall back on: its own [suite] vlm, else the project's.
+        vlm = spec.table.get("vlm") or self.project.vlm
+        defaults: Mapping[str, Any] = {"vlm": vlm, "embedder": self.project.embedder}
+        suite = make_suite(spec, self.registry, self.models, defaults)
+        other = self._names.setdefault(suite.name, file)
+        if other != file:
+            raise SuiteConfigError(
+                f"{file}: suite name {suite.name!r} is already used by {other}; "
+                "suite names (folder names) share one baselines folder and must differ"
+            )
+        return suite
+
+    def headline_columns(self) -> list[str]:
+        """Headline metrics of the kinds of the suites this run will collect (pytest-html
+        builds its table header before collection, so they are read from the suite files)."""
+        if self._columns is None:
+            columns: dict[str, None] = {}
+            for file in suite_files(self.config.args, Path(self.config.invocation_params.dir)):
+                try:
+                    metrics = kind_class(load_suite_spec(file).kind).metrics
+                except DocevalError:
+                    continue  # a broken suite reports itself as an error item
+                for name, spec in metrics.items():
+                    if spec.headline and not any(ch in name for ch in "*?["):
+                        columns.setdefault(name)
+            self._columns = list(columns)
+        return self._columns
+
+
+def suite_files(args: Sequence[str], invoked_in: Path) -> list[Path]:
+    """The suite files named by pytest's arguments (a suite.toml, or the ones under a folder)."""
+    files: list[Path] = []
+    for arg in args:
+        path = Path(arg.split("::")[0])
+        path = path if path.is_absolute() else invoked_in / path
+        if path.name == "suite.toml":
+            files.append(path)
+        elif path.is_dir():
+            files.extend(sorted(path.rglob("suite.toml")))
+    return files

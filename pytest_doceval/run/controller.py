@@ -1,0 +1,174 @@
+"""The controller's work after the tests: rows -> suite sections -> the report, suite gates,
+baseline updates. Runs on the controller (or a plain run) only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_doceval.config import StatsConfig
+from pytest_doceval.errors import DocevalError
+from pytest_doceval.kinds import Suite
+from pytest_doceval.metrics.spec import ordered_specs
+from pytest_doceval.results import MEASURED
+from pytest_doceval.run.baselines import BaselineChange, update_baseline
+from pytest_doceval.run.case_gates import SuiteBaselines
+
+
+class Controller:
+    def __init__(
+        self,
+        *,
+        suite: Callable[[Path], Suite],
+        baselines: SuiteBaselines,
+        stats: StatsConfig,
+        update: bool,
+        root: Path,
+        invoked_in: Path,
+    ) -> None:
+        self._suite = suite
+        self.baselines = baselines
+        self.stats = stats
+        self.update = update
+        self.root = root  # report paths are relative to the doceval project's root
+        self.invoked_in = invoked_in  # printed paths are relative to where pytest started
+        self.collected: dict[Path, list[dict[str, Any]]] = {}
+        self.summary_lines: list[str] = []
+        self.gate_failures: list[str] = []
+        self.interrupted = False
+        self.report: dict[str, Any] | None = None
+
+    def add_row(self, suite_file: Path, row: Mapping[str, Any]) -> None:
+        self.collected.setdefault(suite_file, []).append(dict(row))
+
+    def finish(
+        self,
+        *,
+        json_path: Path,
+        html_path: Path | None,
+        shard: tuple[int, int] | None,
+        interrupted: bool = False,
+    ) -> bool:
+        """Aggregate, write report and baselines, apply suite gates. True if a gate failed.
+
+        A run that executed no doceval test (``--co``, a ``-k`` that matched nothing) writes no
+        report: it must not replace a complete one with an empty one. An interrupted run's
+        report says so, and its baselines are not updated."""
+        if not self.collected:
+            self.summary_lines.append("doceval: no evaluation test ran; no report written")
+            return False
+        self.interrupted = interrupted
+        # Imported here, on the controller only: scipy costs every xdist worker seconds.
+        from pytest_doceval.report.analysis import analyse_suite
+        from pytest_doceval.report.json_report import build_report, write_report
+
+        sections: dict[str, Any] = {}
+        for file in sorted(self.collected):
+            rows = self.collected[file]
+            try:
+                suite = self._suite(file)
+            except DocevalError as exc:
+                name = file.parent.name
+                meta = {"kind": None, "path": self._relative(file.parent), "error": str(exc)}
+                sections[name] = analyse_suite(meta, rows, self.stats)
+                continue
+            sections[suite.name] = self._suite_section(suite, rows)
+        report = build_report(
+            sections,
+            self.stats.to_dict(),
+            shard=None if shard is None else f"{shard[0]}/{shard[1]}",
+            interrupted=interrupted,
+        )
+        write_report(report, json_path)
+        self.summary_lines.append(f"doceval report: {self._shown(json_path)}")
+        if html_path is not None:
+            from pytest_doceval.report.html import write_html
+
+            write_html(report, html_path)
+            self.summary_lines.append(f"doceval HTML report: {self._shown(html_path)}")
+        self.report = report
+        return bool(self.gate_failures)
+
+    def _shown(self, path: Path) -> str:
+        """A path as the user can open it from where pytest was started."""
+        try:
+            return path.relative_to(self.invoked_in).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def _relative(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def _suite_section(self, suite: Suite, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        from pytest_doceval.report.analysis import analyse_suite
+
+        measured = {m for row in rows for m in row.get("metrics", {})}
+        meta: dict[str, Any] = {
+            "kind": suite.kind,
+            "path": self._relative(suite.spec.path),
+            "scoring_id": suite.scoring_id,
+            "systems": suite.system_names(),
+            "notes": suite.notes(),
+            "metrics": {
+                name: spec.to_dict()
+                for name, spec in ordered_specs(suite.metrics, measured).items()
+            },
+            "gate_rules": {
+                "case": {m: [r.text for r in rules] for m, rules in suite.spec.case_gates.items()},
+                "suite": {g.metric: g.text for g in suite.spec.suite_gates},
+            },
+            **suite.describe(),
+        }
+        try:
+            baseline = self.baselines.of(suite)
+        except DocevalError as exc:
+            # Every test of the suite already errored with this; the report says it once more.
+            meta["error"] = str(exc)
+            return analyse_suite(meta, rows, self.stats, suite.analyses)
+        defined = {ref.key for ref in suite.case_refs()}
+        unused = sorted(set(baseline.entries) - defined) if baseline else []
+        changes: list[BaselineChange] = []
+        baseline_file = self.baselines.file(suite.name)
+        if self.update and self.interrupted:
+            self.summary_lines.append(
+                f"{suite.name}: run interrupted; baseline {baseline_file} left as it was"
+            )
+        elif self.update:
+            changes = update_baseline(
+                baseline_file,
+                suite=suite.name,
+                scoring_id=suite.scoring_id,
+                rows=[r for r in rows if r.get("outcome") in MEASURED],
+                defined_keys=defined,
+            )
+            self._summarise_changes(suite.name, changes)
+        elif unused:
+            self.summary_lines.append(
+                f"{suite.name}: unused baseline entries (no such case/system in the suite): "
+                f"{', '.join(unused)}"
+            )
+        section = analyse_suite(meta, rows, self.stats, suite.analyses)
+        section["unused_baseline"] = [] if self.update else unused
+        section["baseline_changes"] = [str(c) for c in changes]
+        for gate in section["gates"]:
+            if not gate["passed"]:
+                self.gate_failures.append(
+                    f"{suite.name}: suite gate {gate['rule']}: {gate['message']}"
+                )
+        return section
+
+    def _summarise_changes(self, suite: str, changes: list[BaselineChange]) -> None:
+        path = self._relative(self.baselines.file(suite))
+        if not changes:
+            self.summary_lines.append(f"{suite}: baseline {path} unchanged")
+            return
+        kinds = {k: sum(c.kind == k for c in changes) for k in ("added", "changed", "removed")}
+        counts = ", ".join(f"{n} {k}" for k, n in kinds.items() if n)
+        self.summary_lines.append(f"{suite}: baseline {path} updated ({counts})")
+        self.summary_lines.extend(f"  {change}" for change in changes[:50])
+        if len(changes) > 50:
+            self.summary_lines.append(f"  ... and {len(changes) - 50} more")

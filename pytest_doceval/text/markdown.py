@@ -1,0 +1,81 @@
+"""The Markdown grammar: every pattern any module uses to find Markdown constructs (headings,
+fences, lists, tables, links, emphasis), in one place.
+
+Two readings of Markdown are needed and both live here, each pattern named by what it matches:
+the normaliser's (seed 000 section 3.4.1 and seed 002 section 4.7) strips markup from whole
+texts, so its patterns are ``re.MULTILINE`` and forgiving about indentation (``*_LINES``,
+``*_MARKS``); the structure extraction (seed 001) and boundary coherence read one line at a
+time with the element grammar their seeds define (one-line patterns). Where the two readings
+differ (a heading's pandoc attributes, a setext underline's indentation) the difference is the
+seeds', and the scores are defined by it, so it is kept and named rather than merged.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Horizontal whitespace: every Unicode space (NBSP, thin space, ideographic space, tab) but the
+# line break. For patterns that see text before NFKC (scope split, structure extraction).
+HSPACE = r"[^\S\n]"
+# A pandoc attribute block: {#id}, {.class}, {key=value}, {-} (unnumbered), in any combination.
+PANDOC_ATTRIBUTES = r"\{[ \t]*(?:[#.][^{}\n]*|-|[\w-]+=[^{}\n]*)\}"
+
+# --- blocks, as the normaliser strips them from whole texts (re.MULTILINE) ---
+
+PANDOC_ATTRIBUTE_BLOCK = re.compile(PANDOC_ATTRIBUTES)
+PANDOC_DIV_FENCE_LINES = re.compile(r"^[ \t]*:{3,}.*$", re.MULTILINE)
+BRACKETED_SPAN = re.compile(r"\[([^\[\]\n]*)\]\{[^{}\n]*\}")
+# A table's delimiter row: pipe-table separators (|---|:--:|, ---|---) and grid-table borders
+# (+----+====+), trailing spaces and tabs allowed; at least one | or + and one - or =.
+TABLE_SEPARATOR = re.compile(r"^[ \t]*(?=[^\n]*[|+])(?=[^\n]*[-=])[-=:|+ \t]*$", re.MULTILINE)
+HEADING_LINES = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+SETEXT_UNDERLINE_LINES = re.compile(r"^[ \t]*(?:=+|-+)[ \t]*$", re.MULTILINE)
+BLOCKQUOTE_MARKS = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
+BULLET_MARKS = re.compile(
+    r"^[ \t]*(?:[-*+\u2022\u25e6\u25aa\u2023\u2043\u00b7])[ \t]+", re.MULTILINE
+)
+FENCE_LINES = re.compile(r"^[ \t]*(?:```|~~~).*$", re.MULTILINE)
+
+# --- blocks, one line at a time (seed 001's elements, boundary coherence) ---
+
+HEADING = re.compile(rf"^#{{1,6}}\s+(.*?)(?:\s+#+)?(?:\s*{PANDOC_ATTRIBUTES})?\s*$")
+UNORDERED_ITEM = re.compile(r"^\s*[-*+]\s+(.*)$")
+ORDERED_ITEM = re.compile(r"^\s*\d+\.\s+(.*)$")
+TABLE_ROW = re.compile(r"^\|.+\|$")
+FENCE = re.compile(r"^```")
+# Lines that end a list item's paragraph besides a blank line and another element: rules,
+# setext underlines, pandoc div fences, other code fences, block quotes.
+BLOCK_BREAK = re.compile(r"^\s*(?:(?:[-*_=]\s*){3,}$|:::|~~~|```|>)")
+# CommonMark's: at most three spaces of indentation.
+SETEXT_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+THEMATIC_BREAK = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
+# A grid table's border line (+---+===+).
+GRID_BORDER = re.compile(r"^[ \t]*\+[-=:+]*[-=][-=:+]*\+[ \t]*$")
+# A pipe table's cell boundary (``\|`` is a pipe inside a cell).
+UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
+# A whole reply that is one fenced block (a model wrapping its Markdown in ```markdown ... ```).
+FENCED_REPLY = re.compile(r"\A\s*```[a-zA-Z]*\n(.*?)\n```\s*\Z", re.S)
+
+# --- inlines ---
+
+# Link text, then a destination that may hold one level of parentheses (wiki/X_(y)). An
+# escaped "\[" or "\*" is literal text: no delimiter below starts or ends after a backslash.
+LINK = re.compile(r"(?<!\\)\[([^\[\]\n]*)(?<!\\)\]\((?:[^()\n]|\([^()\n]*\))*\)")
+# Seed 001's element text: a link's text, its destination up to the first ")".
+LINK_IN_ELEMENT = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+IMAGE = re.compile(r"!\[.*?\]\(.*?\)")
+AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+|[^<>\s@]+@[^<>\s@]+\.[^<>\s]+)>")
+# Strong, emphasis with *, emphasis with _, strikethrough: delimiter pairs around non-space.
+EMPHASIS_SPANS = (
+    re.compile(r"(?<!\\)(\*\*|__)(?=\S)(.+?)(?<=[^\s\\])\1", re.DOTALL),
+    re.compile(r"(?<![\w*\\])\*(?=\S)(.+?)(?<=[^\s\\])\*(?![\w*])", re.DOTALL),
+    re.compile(r"(?<![\w_\\])_(?=\S)(.+?)(?<=[^\s\\])_(?![\w_])", re.DOTALL),
+    re.compile(r"(?<!\\)~~(?=\S)(.+?)(?<=[^\s\\])~~", re.DOTALL),
+)
+# Seed 001's element text drops every emphasis and code mark, paired or not.
+EMPHASIS_MARKS = re.compile(r"(\*\*|__|\*|_|~~|`)")
+INLINE_CODE = re.compile(r"`+([^`\n]*)`+")
+# CommonMark's escapable punctuation (and pandoc's), the backslash dropped.
+ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!$%&|~^<>\"'@:=])")
+# Seed 001's element text: any backslash escape.
+ANY_ESCAPE = re.compile(r"\\(.)")
