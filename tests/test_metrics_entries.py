@@ -26,7 +26,7 @@ from pytest_doceval.kinds.extraction.entries import (
     score_entries,
     set_distance,
 )
-from pytest_doceval.kinds.extraction.json_input import ExtractionInputError
+from pytest_doceval.metrics.json_input import ExtractionInputError
 from pytest_doceval.metrics.spec import find_spec
 
 # POT runs the seed's optimal transport (method="emd"); without it only those tests skip.

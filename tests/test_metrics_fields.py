@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
 from pytest_doceval.kinds.extraction.fields import FIELD_METRICS, score_fields
-from pytest_doceval.kinds.extraction.json_input import ExtractionInputError
 from pytest_doceval.kinds.extraction.nested import nested_accuracy
 from pytest_doceval.kinds.extraction.values import (
     canonical_text,
@@ -24,6 +23,7 @@ from pytest_doceval.kinds.extraction.values import (
     parse_number,
 )
 from pytest_doceval.kinds.extraction.verdicts import FieldOptions, field_verdicts
+from pytest_doceval.metrics.json_input import ExtractionInputError
 from pytest_doceval.metrics.spec import find_spec
 from tests.conftest import REALDATA
 

@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_doceval.kinds.extraction.json_input import ExtractionInputError
 from pytest_doceval.kinds.extraction.schema import (
     MAX_ERRORS,
     SCHEMA_METRICS,
     compile_schema,
     schema_validity,
 )
+from pytest_doceval.metrics.json_input import ExtractionInputError
 from pytest_doceval.metrics.spec import find_spec
 
 # The seed's insurance-claim schema, written as JSON Schema.

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_doceval.kinds.extraction.json_input import ExtractionInputError
 from pytest_doceval.metrics import tree_edit as tree_edit_module
+from pytest_doceval.metrics.json_input import ExtractionInputError
 from pytest_doceval.metrics.spec import find_spec
 from pytest_doceval.metrics.tree_edit import (
     TREE_METRICS,

@@ -56,7 +56,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from pytest_doceval.kinds.extraction.json_input import ExtractionInputError, check_json
+from pytest_doceval.metrics.json_input import ExtractionInputError, check_json
 from pytest_doceval.metrics.spec import SHARE, MetricSpec
 
 IntArray = npt.NDArray[np.int64]

@@ -1,8 +1,8 @@
 """A document's tables against its truth's: pairing, ``table_teds`` and ``table_teds_s``.
 
 Both texts' tables are read (`table_trees.read_tables`). They are paired one to one by the
-optimal assignment on 1 - TEDS (`entries.assign`, the extraction kind's alignment: scipy's
-Hungarian solver), the shorter side padded with dummies at cost 1, so a missing or an invented
+optimal assignment on 1 - TEDS (`metrics.assignment.assign`, which extraction's entries use
+too: scipy's Hungarian solver), the shorter side padded with dummies at cost 1, so a missing or an invented
 table is a pair scoring 0. A pair that the assignment forms at TEDS 0 shares nothing: it counts
 as a missing plus an invented table, not as a match. ``table_teds`` is the mean TEDS over the
 pairs, ``table_teds_s`` the mean TEDS-S over the same pairs (unmatched ones 0 in both), that
@@ -25,8 +25,8 @@ import numpy as np
 
 from pytest_doceval.kinds.documents.table_trees import Table, read_tables
 from pytest_doceval.kinds.documents.teds import teds, teds_s
-from pytest_doceval.kinds.extraction.entries import assign
-from pytest_doceval.kinds.extraction.json_input import ExtractionInputError
+from pytest_doceval.metrics.assignment import assign
+from pytest_doceval.metrics.json_input import ExtractionInputError
 from pytest_doceval.metrics.spec import SHARE, MetricSpec
 
 TABLE_METRICS: Final[Mapping[str, MetricSpec]] = {

@@ -24,12 +24,12 @@ from typing import Any, Final
 
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.kinds.extraction.entries import DEFAULT_THRESHOLD, EntryFields
-from pytest_doceval.kinds.extraction.json_input import ExtractionInputError
 from pytest_doceval.kinds.extraction.llm import read_json_file
 from pytest_doceval.kinds.extraction.nested import DEFAULT_ALPHA
 from pytest_doceval.kinds.extraction.schema import compile_schema
 from pytest_doceval.kinds.extraction.values import VALUE_KINDS
 from pytest_doceval.kinds.extraction.verdicts import FieldOptions
+from pytest_doceval.metrics.json_input import ExtractionInputError
 
 MODES: Final = ("entries", "fields")
 ENTRY_KEYS: Final = frozenset({"list", "name", "set", "threshold"})

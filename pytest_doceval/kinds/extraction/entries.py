@@ -46,13 +46,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from pytest_doceval.kinds.extraction.json_input import ExtractionInputError
 from pytest_doceval.kinds.extraction.values import canonical_text
+from pytest_doceval.metrics.assignment import Method, assign
+from pytest_doceval.metrics.json_input import ExtractionInputError
 from pytest_doceval.metrics.spec import SHARE, MetricSpec
 
 if TYPE_CHECKING:
@@ -64,7 +65,6 @@ else:
         from difflib import SequenceMatcher
 
 FloatArray = npt.NDArray[np.float64]
-Method = Literal["lsa", "emd"]
 DEFAULT_THRESHOLD: Final = 0.5
 
 ENTRY_METRICS: Final[Mapping[str, MetricSpec]] = {
@@ -250,31 +250,6 @@ def _distance_matrix(gold: Sequence[_Entry | None], pred: Sequence[_Entry | None
             matcher.set_seq1(g.name)
             cost[i, j] = (1.0 - matcher.ratio()) * d_p
     return cost
-
-
-def assign(cost: FloatArray, method: Method = "lsa") -> npt.NDArray[np.intp]:
-    """For a square cost matrix, the column paired with each row in an assignment of least
-    total cost: scipy's Hungarian solver, or POT's exact optimal transport with uniform
-    weights (its optimal plan is then a permutation matrix scaled by 1/n)."""
-    n = cost.shape[0]
-    if n == 0:
-        return np.zeros(0, dtype=np.intp)
-    if method == "lsa":
-        # scipy on first use: a documents run imports this module for its table pairing
-        from scipy.optimize import linear_sum_assignment
-
-        _, cols = linear_sum_assignment(cost)
-        return np.asarray(cols, dtype=np.intp)
-    if method != "emd":
-        raise ValueError(f"assignment method must be 'lsa' or 'emd', not {method!r}")
-    import ot  # type: ignore[import-untyped,unused-ignore]  # POT, only this method needs it
-
-    uniform = np.full(n, 1.0 / n)
-    plan = ot.emd(uniform, uniform, np.ascontiguousarray(cost, dtype=np.float64))
-    cols = np.argmax(plan, axis=1)
-    if len(set(cols.tolist())) != n or not np.allclose(plan.max(axis=1), 1.0 / n):
-        raise RuntimeError("ot.emd returned a plan that is not a permutation")
-    return np.asarray(cols, dtype=np.intp)
 
 
 def imq(qualities: Sequence[float]) -> float:

@@ -21,7 +21,7 @@ from typing import Any, Final
 import jsonschema
 from jsonschema import Draft202012Validator, FormatChecker
 
-from pytest_doceval.kinds.extraction.json_input import ExtractionInputError
+from pytest_doceval.metrics.json_input import ExtractionInputError
 from pytest_doceval.metrics.spec import SHARE, MetricSpec
 
 # Past this many errors a report lists only the first ones (and says how many there were).

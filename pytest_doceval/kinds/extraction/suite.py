@@ -51,7 +51,6 @@ from pytest_doceval.kinds.extraction.config import (
 )
 from pytest_doceval.kinds.extraction.entries import ENTRY_METRICS, EntryFields, score_entries
 from pytest_doceval.kinds.extraction.fields import FIELD_METRICS, score_fields
-from pytest_doceval.kinds.extraction.json_input import ExtractionInputError
 from pytest_doceval.kinds.extraction.llm import (
     ENTRIES_TASK,
     FIELDS_TASK,
@@ -65,6 +64,7 @@ from pytest_doceval.kinds.extraction.llm import (
 from pytest_doceval.kinds.extraction.paper import per_variant
 from pytest_doceval.kinds.extraction.schema import SCHEMA_METRICS, schema_validity
 from pytest_doceval.kinds.extraction.verdicts import FieldOptions
+from pytest_doceval.metrics.json_input import ExtractionInputError
 from pytest_doceval.metrics.spec import SHARE, MetricSpec
 from pytest_doceval.metrics.text import character_alignment
 from pytest_doceval.metrics.tree_edit import TREE_METRICS, tree_edit_score

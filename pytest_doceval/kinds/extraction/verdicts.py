@@ -52,7 +52,6 @@ from typing import Any, Final, Literal
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from pytest_doceval.kinds.extraction.json_input import DOCUMENT, Place, check_json
 from pytest_doceval.kinds.extraction.nested import DEFAULT_ALPHA, check_alpha
 from pytest_doceval.kinds.extraction.values import (
     VALUE_KINDS,
@@ -63,6 +62,7 @@ from pytest_doceval.kinds.extraction.values import (
     numeric_match,
     text_ned,
 )
+from pytest_doceval.metrics.json_input import DOCUMENT, Place, check_json
 
 Verdict = Literal["matched", "misread", "unfound", "fabricated", "invented_field", "invented_item"]
 VERDICTS: Final = ("matched", "misread", "unfound", "fabricated", "invented_field", "invented_item")
