@@ -1,12 +1,12 @@
 """A document's tables against its truth's: pairing, ``table_teds`` and ``table_teds_s``.
 
 Both texts' tables are read (`table_trees.read_tables`). They are paired one to one by the
-optimal assignment on 1 - TEDS (`metrics.assignment.assign`, which extraction's entries use
-too: scipy's Hungarian solver), the shorter side padded with dummies at cost 1, so a missing
-or an invented table is a pair scoring 0. A pair that the assignment forms at TEDS 0 shares
-nothing: it counts as a missing plus an invented table, not as a match. ``table_teds`` is the mean TEDS over the
-pairs, ``table_teds_s`` the mean TEDS-S over the same pairs (unmatched ones 0 in both), that
-is, over max(truth tables, output tables) -- or more when zero-TEDS pairs split.
+optimal assignment on 1 - TEDS (`metrics.assignment.assign`, which extraction's entries use too:
+scipy's Hungarian solver), the shorter side padded with dummies at cost 1, so a missing or an
+invented table is a pair scoring 0. A pair that the assignment forms at TEDS 0 shares nothing:
+it counts as a missing plus an invented table, not as a match. ``table_teds`` is the mean TEDS
+over the pairs, ``table_teds_s`` the mean TEDS-S over the same pairs (unmatched ones 0 in both),
+that is, over max(truth tables, output tables) -- or more when zero-TEDS pairs split.
 
 A truth without tables gives no table metric at all (neither 1 nor 0: there is nothing to
 measure), and an output with tables there gets a note. Tables too large for an exact tree edit
