@@ -12,13 +12,12 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Mapping
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.metrics.spec import MetricSpec
-from pytest_doceval.systems.registry import load_object
+from pytest_doceval.registry import Registry
 
 if TYPE_CHECKING:
     from pytest_doceval.config import SuiteSpec
@@ -28,22 +27,15 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "pytest_doceval.kinds"
 
-_BUILTINS: dict[str, str] = {
-    "documents": "pytest_doceval.kinds.documents.suite:DocumentsSuite",
-    "exam": "pytest_doceval.kinds.exam.suite:ExamSuite",
-    "extraction": "pytest_doceval.kinds.extraction.suite:ExtractionSuite",
-    "facts": "pytest_doceval.kinds.facts.suite:FactsSuite",
-}
-_REGISTERED: dict[str, type[Suite]] = {}
-
 SuiteT = TypeVar("SuiteT", bound="type[Suite]")
 
+# Kinds registered with the decorator share one origin: a conftest imported again (pytester
+# runs in one process) may register its kind again, and the later class wins, as before.
+DECORATED = "@suite_kind"
 
-def suite_kind(cls: SuiteT) -> SuiteT:
-    """Class decorator: register a `Suite` subclass under its ``kind``."""
-    kind = getattr(cls, "kind", None)
-    if not isinstance(kind, str) or not kind:
-        raise TypeError(f"{cls.__name__}: a suite kind needs a non-empty class attribute 'kind'")
+
+def _check_kind(name: str, cls: type[Suite]) -> None:
+    """A kind class must say what it measures and how its analyses are called."""
     metrics = getattr(cls, "metrics", None)
     if not isinstance(metrics, Mapping) or not all(
         isinstance(s, MetricSpec) for s in metrics.values()
@@ -52,30 +44,37 @@ def suite_kind(cls: SuiteT) -> SuiteT:
     for analysis in getattr(cls, "analyses", ()):
         if not isinstance(getattr(analysis, "key", None), str) or not callable(analysis):
             raise TypeError(f"{cls.__name__}: analysis {analysis!r} needs a 'key' and a __call__")
-    _REGISTERED[kind] = cls
+
+
+KINDS: Registry[type[Suite]] = Registry(
+    "suite kind",
+    builtins={
+        "documents": "pytest_doceval.kinds.documents.suite:DocumentsSuite",
+        "exam": "pytest_doceval.kinds.exam.suite:ExamSuite",
+        "extraction": "pytest_doceval.kinds.extraction.suite:ExtractionSuite",
+        "facts": "pytest_doceval.kinds.facts.suite:FactsSuite",
+    },
+    group=ENTRY_POINT_GROUP,
+    check=_check_kind,
+)
+
+
+def suite_kind(cls: SuiteT) -> SuiteT:
+    """Class decorator: register a `Suite` subclass under its ``kind``."""
+    kind = getattr(cls, "kind", None)
+    if not isinstance(kind, str) or not kind:
+        raise TypeError(f"{cls.__name__}: a suite kind needs a non-empty class attribute 'kind'")
+    KINDS.register(kind, cls, origin=DECORATED)
     return cls
 
 
 def kind_class(kind: str) -> type[Suite]:
     """The class of `kind`, or a `SuiteConfigError` that lists the known kinds."""
-    if kind in _REGISTERED:
-        return _REGISTERED[kind]
-    target = _BUILTINS.get(kind)
-    if target is None:
-        found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == kind]
-        target = found[0].value if found else None
-    if target is None:
-        raise SuiteConfigError(
-            f"unknown suite kind {kind!r}; known kinds: {', '.join(known_kinds())}"
-        )
-    cls: type[Suite] = load_object(target)
-    return _REGISTERED.setdefault(kind, cls)
+    return KINDS.get(kind)
 
 
 def known_kinds() -> list[str]:
-    names = set(_BUILTINS) | set(_REGISTERED)
-    names |= {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}
-    return sorted(names)
+    return KINDS.names()
 
 
 def import_conftests(root: Path, suite_dir: Path) -> None:

@@ -12,13 +12,13 @@ Three sources, in this order (a later one may not silently replace an earlier na
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from pytest_doceval.errors import SuiteConfigError
+from pytest_doceval.registry import load_object
 from pytest_doceval.systems.base import Parser, ParserFactory
 
 if TYPE_CHECKING:
@@ -33,12 +33,6 @@ _BUILTINS: dict[str, str] = {
     "pymupdf+vlm": "pytest_doceval.systems.two_stage:PyMuPDFWithVLM",
     "rapidocr+vlm": "pytest_doceval.systems.two_stage:RapidOCRWithVLM",
 }
-
-
-def load_object(target: str) -> Any:
-    """``"package.module:attr"`` imported."""
-    module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
 
 
 def _lazy(target: str) -> Callable[..., Parser]:
