@@ -10,6 +10,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from model_fixtures import ask, make_hub, model_config, model_server, prefetch_child
@@ -231,3 +232,26 @@ def test_two_processes_share_one_cache_and_send_each_request_once(
     expected = [f"user: {t}" for t in texts]
     assert results[0]["answers"] == results[1]["answers"] == expected
     assert not list((tmp_path / "cache").rglob("*.claim"))
+
+
+def test_a_peer_answer_stored_just_before_the_claim_is_used_not_sent_again(
+    model_server: ModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race CI once hit (49 requests for 48): a peer stores the answer and releases its
+    claim between this process's look into the store and its claim; the claim then succeeds,
+    and without a second look the request would go out twice."""
+    config = model_config(model_server.base_url)
+    request = ask(config, "raced")
+    with make_hub(config, tmp_path) as hub:
+        store = hub.cache
+        claim = store.try_claim
+
+        def peer_finishes_first(key: str) -> Any:
+            store.put(key, ChatResponse("from the peer").to_payload(), JSON)
+            return claim(key)
+
+        monkeypatch.setattr(store, "try_claim", peer_finishes_first)
+        answer = hub.complete_sync(request)
+    assert (answer.text, answer.source) == ("from the peer", "peer")
+    assert model_server.total == 0
+    assert not list(tmp_path.rglob("*.claim"))

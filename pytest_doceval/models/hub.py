@@ -247,6 +247,12 @@ class Hub:
                     return hit
                 claim = self.cache.try_claim(key)
                 if claim is not None:
+                    # A peer may have stored the answer and released its claim between the
+                    # look above and this claim: look again, or the request goes out twice.
+                    hit = self._stored(key, "peer")
+                    if hit is not None:
+                        self.cache.release(claim)
+                        return hit
                     return await self._send_claimed(request, key, claim)
             hit = await self._wait_for_peer(request, key, deadline, patience)
             if hit is not None:
