@@ -29,29 +29,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from served_model import server_stats, start_server
+
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = "tidal storage moves water between two basins through pumps and turbines".split()
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "model_server.py"), "--latency", str(latency)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    return process, process.stdout.readline().strip()
-
-
-def server_stats(base_url: str) -> dict[str, int]:
-    with urllib.request.urlopen(base_url.removesuffix("/v1") + "/_stats", timeout=10) as answer:
-        stats: dict[str, int] = json.loads(answer.read())
-    return stats
 
 
 def sentence(i: int, n: int = 9) -> str:

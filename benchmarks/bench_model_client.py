@@ -19,25 +19,21 @@ is requests / concurrency x latency.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
+
+from served_model import server_stats, start_server
 
 from pytest_doceval.engine.store import Store
 from pytest_doceval.models.client import ModelClient
 from pytest_doceval.models.config import ModelConfig
 from pytest_doceval.models.hub import Hub
 from pytest_doceval.models.requests import ChatRequest, message
-
-SERVER = Path(__file__).resolve().parents[1] / "tests" / "model_server.py"
 
 
 def cpu_and_queue() -> tuple[float, float]:
@@ -51,22 +47,6 @@ def cpu_and_queue() -> tuple[float, float]:
             continue
         run, wait = run + int(fields[0]), wait + int(fields[1])
     return run / 1e9, wait / 1e9
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "--latency", str(latency)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    return proc, proc.stdout.readline().strip()
-
-
-def server_stats(base_url: str) -> dict[str, Any]:
-    with urllib.request.urlopen(base_url.removesuffix("/v1") + "/_stats", timeout=10) as reply:
-        stats: dict[str, Any] = json.load(reply)
-        return stats
 
 
 def make_requests(config: ModelConfig, n: int, tag: str) -> list[ChatRequest]:

@@ -14,14 +14,14 @@ count of requests (each must be sent exactly once).
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
+
+from served_model import server_stats, start_server
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,22 +58,6 @@ class AskSuite(Suite):
         answer = ctx.output(FINGERPRINT, ref.case, lambda: model.complete(self.request(ref))).text
         return CaseResult(self.name, ref.case, ref.system, {"echoed": float(ref.case in answer)})
 """
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "model_server.py"), "--latency", str(latency)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    return process, process.stdout.readline().strip()
-
-
-def server_total(base_url: str) -> int:
-    with urllib.request.urlopen(base_url.removesuffix("/v1") + "/_stats", timeout=10) as answer:
-        stats = json.loads(answer.read())
-    return int(stats["total"])
 
 
 def run(project: Path, workers: list[str]) -> float:
@@ -124,9 +108,9 @@ def main() -> None:
                     Path(tmp) / f"p{latency}", base_url, args.requests, args.concurrency
                 )
                 for workers in ([], ["-n", "2"]):
-                    before = server_total(base_url)
+                    before = int(server_stats(base_url)["total"])
                     elapsed = run(project, workers)
-                    sent = server_total(base_url) - before
+                    sent = int(server_stats(base_url)["total"]) - before
                     mode = "-n 2" if workers else "plain"
                     print(
                         f"  {label:24s} {mode:5s}: {elapsed:6.2f} s end to end, "

@@ -49,10 +49,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
-import numpy.typing as npt
 
 from pytest_doceval.kinds.extraction.values import canonical_text
-from pytest_doceval.metrics.assignment import Method, assign
+from pytest_doceval.metrics.assignment import FloatArray, Method, assign
 from pytest_doceval.metrics.json_input import ExtractionInputError
 from pytest_doceval.metrics.spec import SHARE, MetricSpec
 
@@ -64,7 +63,6 @@ else:
     except ImportError:  # pragma: no cover - the standard library gives the same numbers
         from difflib import SequenceMatcher
 
-FloatArray = npt.NDArray[np.float64]
 DEFAULT_THRESHOLD: Final = 0.5
 
 ENTRY_METRICS: Final[Mapping[str, MetricSpec]] = {
