@@ -55,6 +55,7 @@ class Registry(Generic[T]):
         self._check = check
         self._origin = origin  # what `register` records when not told
         self._below: Registry[T] | None = None
+        self._entry_point_targets: dict[str, str] | None = None
         self._objects: dict[str, T] = {}
         self._origins: dict[str, str] = {}
 
@@ -100,9 +101,12 @@ class Registry(Generic[T]):
         return decorate
 
     def _entry_points(self) -> dict[str, str]:
-        if self.group is None:
-            return {}
-        return {ep.name: ep.value for ep in entry_points(group=self.group)}
+        # Read once: a scan of the installed packages' metadata costs ~20 ms, and every
+        # registration and every lookup of an unknown name asks.
+        if self._entry_point_targets is None:
+            found = entry_points(group=self.group) if self.group is not None else ()
+            self._entry_point_targets = {ep.name: ep.value for ep in found}
+        return self._entry_point_targets
 
     def get(self, name: str) -> T:
         """The object named `name`, imported on first use; a `SuiteConfigError` listing the

@@ -269,3 +269,21 @@ def pytest_doceval_register_systems(registry):
         ]
     )
     assert result.ret != 0 and "Traceback" not in result.stdout.str()
+
+
+def test_an_entry_point_that_cannot_take_settings_and_env_fails_its_suite(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ep = EntryPoint(name="old-package", value="json:loads", group="pytest_doceval.systems")
+    monkeypatch.setattr("pytest_doceval.registry.entry_points", lambda group: [ep])
+    fresh: SystemRegistry = Registry(
+        "system", group=registry_module.ENTRY_POINT_GROUP, check=registry_module.check_system
+    )
+    monkeypatch.setattr(registry_module, "SYSTEMS", fresh)
+    env = SystemEnv(build_registry(), {}, source="s.toml")
+    assert "old-package" in env  # listed, and refused when a suite uses it
+    with pytest.raises(
+        SuiteConfigError,
+        match=r"s\.toml: system 'old-package': loads\(s, \*, .*a system factory takes",
+    ):
+        env.system("old-package")

@@ -145,9 +145,7 @@ class SystemEnv:
             )
         try:
             factory = self.registry.get(name)
-        except SuiteConfigError as exc:
-            raise SuiteConfigError(f"{self.source}: {exc}") from None
-        except (ValueError, TypeError) as exc:  # an entry point refused by `check_system`
+        except (SuiteConfigError, ValueError, TypeError) as exc:  # unknown, or refused
             raise SuiteConfigError(f"{self.source}: {exc}") from None
         self._building.append(name)
         try:
