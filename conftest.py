@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest_doceval
+from pytest_doceval import SystemEnv
 
 
 @pytest_doceval.register_parser("plain-pdf-words")
@@ -20,8 +21,8 @@ class PlainPdfWords:
     name = "plain-pdf-words"
     version = "1"
 
-    def __init__(self, settings: Mapping[str, Any]) -> None:
-        self.settings = dict(settings)
+    def __init__(self, settings: Mapping[str, Any], env: SystemEnv) -> None:
+        self.settings = dict(settings)  # [systems.plain-pdf-words]; env: unused here
 
     def fingerprint(self) -> dict[str, Any]:
         return {"system": self.name, "version": self.version, **self.settings}
@@ -43,9 +44,9 @@ class PlainPdfWords:
 
 
 @pytest_doceval.register_parser("pymupdf-no-tables")
-def pymupdf_no_tables(settings: Mapping[str, Any]) -> Any:
+def pymupdf_no_tables(settings: Mapping[str, Any], env: SystemEnv) -> Any:
     """The built-in `pymupdf` with table detection off, under its own name, so one suite can
     score it beside `pymupdf` (``[systems.pymupdf-no-tables]`` takes pymupdf's settings)."""
     from pytest_doceval.systems.pymupdf_text import PyMuPDFText
 
-    return PyMuPDFText({"tables": False, **settings})
+    return PyMuPDFText({"tables": False, **settings}, env)

@@ -5,7 +5,8 @@ metrics are recorded, gated against committed baselines and reported with confid
 
 The public API for extending it:
 
-* `register_parser` -- register a parser (``name``, ``fingerprint()``, ``parse(pdf)``) from a
+* `register_parser` -- register a parser factory, called ``factory(settings, env)`` (env: a
+  `SystemEnv`), that builds a parser (``name``, ``fingerprint()``, ``parse(pdf)``), from a
   conftest.py or any module; or implement the hook ``pytest_doceval_register_systems``; or
   publish an entry point in the group ``pytest_doceval.systems``. `BuiltinParser` holds the
   settings and fingerprint boilerplate.

@@ -10,7 +10,12 @@ Three sources, looked up in this order:
    name = the registered name, value = ``module:attr``.
 
 An unknown name is a `SuiteConfigError` that lists the known ones. A name registered twice from
-two different places is an error: a silent replacement would change numbers without a word.
+two different places is an error, a built-in or an entry point's name included, even before it
+was imported: a silent replacement would change numbers without a word.
+
+`layer()` makes a registry on top of another: it finds what the one below finds, and what is
+registered into it stays in it. A pytest session registers its conftest hooks' systems into a
+layer of its own, above the process-wide registry that decorators fill at import time.
 """
 
 from __future__ import annotations
@@ -42,26 +47,49 @@ class Registry(Generic[T]):
         builtins: Mapping[str, str] | None = None,
         group: str | None = None,
         check: Callable[[str, T], None] | None = None,
+        origin: str = "user",
     ) -> None:
         self.what = what
         self.group = group
         self._builtins = dict(builtins or {})
         self._check = check
+        self._origin = origin  # what `register` records when not told
+        self._below: Registry[T] | None = None
+        self._entry_point_targets: dict[str, str] | None = None
         self._objects: dict[str, T] = {}
         self._origins: dict[str, str] = {}
 
-    def register(self, name: str, obj: T, *, origin: str = "user") -> None:
+    def layer(self, *, origin: str = "user") -> Registry[T]:
+        """A registry that finds what this one finds, and keeps what is registered into it
+        (recorded as from `origin` unless told otherwise) to itself."""
+        above: Registry[T] = Registry(self.what, check=self._check, origin=origin)
+        above._below = self
+        return above
+
+    def register(self, name: str, obj: T, *, origin: str | None = None) -> None:
         """Register `obj` as `name`; the same origin may register again (a conftest imported
         twice), another may not."""
+        origin = origin or self._origin
         if not isinstance(name, str) or not name:
             raise TypeError(f"a {self.what} needs a non-empty name, not {name!r}")
         if self._check is not None:
             self._check(name, obj)
-        known = self._origins.get(name)
+        known = self.source(name)
         if known is not None and known != origin:
             raise ValueError(f"{self.what} {name!r} is registered twice ({known} and {origin})")
         self._objects[name] = obj
         self._origins[name] = origin
+
+    def source(self, name: str) -> str | None:
+        """Where `name` is or would be found (without importing it); None when nowhere."""
+        if name in self._origins:
+            return self._origins[name]
+        if self._below is not None:
+            return self._below.source(name)
+        if name in self._builtins:
+            return "built-in"
+        target = self._entry_points().get(name)
+        return None if target is None else f"entry point {target}"
 
     def add(self, name: str) -> Callable[[Obj], Obj]:
         """Decorator: ``@registry.add("name")`` registers what it decorates."""
@@ -73,15 +101,20 @@ class Registry(Generic[T]):
         return decorate
 
     def _entry_points(self) -> dict[str, str]:
-        if self.group is None:
-            return {}
-        return {ep.name: ep.value for ep in entry_points(group=self.group)}
+        # Read once: a scan of the installed packages' metadata costs ~20 ms, and every
+        # registration and every lookup of an unknown name asks.
+        if self._entry_point_targets is None:
+            found = entry_points(group=self.group) if self.group is not None else ()
+            self._entry_point_targets = {ep.name: ep.value for ep in found}
+        return self._entry_point_targets
 
     def get(self, name: str) -> T:
         """The object named `name`, imported on first use; a `SuiteConfigError` listing the
         known names when there is none."""
         if name in self._objects:
             return self._objects[name]
+        if self._below is not None and name in self._below:
+            return self._below.get(name)
         target = self._builtins.get(name)
         origin = "built-in"
         if target is None:
@@ -97,13 +130,17 @@ class Registry(Generic[T]):
 
     def origin(self, name: str) -> str | None:
         """Where `name` came from, once it was looked up or registered."""
+        if name not in self._origins and self._below is not None:
+            return self._below.origin(name)
         return self._origins.get(name)
 
     def names(self) -> list[str]:
-        return sorted(set(self._objects) | set(self._builtins) | set(self._entry_points()))
+        below = self._below.names() if self._below is not None else []
+        found = set(self._objects) | set(self._builtins) | set(self._entry_points())
+        return sorted(found.union(below))
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in self.names()
+        return isinstance(name, str) and self.source(name) is not None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())

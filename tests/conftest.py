@@ -46,8 +46,10 @@ _warm_up_lazy_imports()
 def _import_before_any_pytester_run() -> None:
     """Modules that pytester runs would otherwise import first, and then drop from
     ``sys.modules``: a later import makes a second copy, so an ``except httpx.TransportError``
-    bound to one copy misses the other's exceptions, and a monkeypatch of one copy misses code
-    bound to the other. Imported once here, they are in every snapshot."""
+    bound to one copy misses the other's exceptions, a monkeypatch of one copy misses code
+    bound to the other, and a function of a copy that a process-wide registry (kinds, systems)
+    keeps no longer pickles ("not the same object"). Imported once here, they are in every
+    snapshot."""
     import importlib
 
     for name in (
@@ -57,12 +59,14 @@ def _import_before_any_pytester_run() -> None:
         "pytest_doceval.models.client",
         "pytest_doceval.models.hub",
         "pytest_doceval.models.runtime",
+        "pytest_doceval.systems.pymupdf_text",
         "pytest_doceval.systems.rapidocr_ocr",
         "pytest_doceval.systems.two_stage",
         "pytest_doceval.kinds.documents.suite",
         "pytest_doceval.kinds.exam.suite",
         "pytest_doceval.kinds.exam.ocr",
         "pytest_doceval.kinds.extraction.suite",
+        "pytest_doceval.kinds.facts.suite",
     ):
         importlib.import_module(name)
 

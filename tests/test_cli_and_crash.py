@@ -44,7 +44,7 @@ import pytest_doceval
 @pytest_doceval.register_parser("fragile")
 class Fragile:
     name = "fragile"
-    def __init__(self, settings): pass
+    def __init__(self, settings, env): pass
     def fingerprint(self): return {"system": "fragile"}
     def parse(self, pdf):
         if pdf.parent.name == "boom":

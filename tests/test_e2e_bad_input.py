@@ -134,7 +134,7 @@ import pytest_doceval
 @pytest_doceval.register_parser("crashy")
 class Crashy:
     name = "crashy"
-    def __init__(self, settings): pass
+    def __init__(self, settings, env): pass
     def fingerprint(self): return {"system": "crashy"}
     def parse(self, pdf): raise RuntimeError("model server answered 500")
 """

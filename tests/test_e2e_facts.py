@@ -190,7 +190,7 @@ LOG = __import__("pathlib").Path(__file__).parent / "parsed.log"
 class Counting:
     name = "counting"
 
-    def __init__(self, settings):
+    def __init__(self, settings, env):
         pass
 
     def fingerprint(self):

@@ -183,7 +183,7 @@ CALLS = []
 @pytest_doceval.register_parser("counting")
 class Counting:
     name = "counting"
-    def __init__(self, settings): pass
+    def __init__(self, settings, env): pass
     def fingerprint(self): return {"system": "counting", "version": "1"}
     def parse(self, pdf):
         marker = pdf.parent.parent.parent / "calls.txt"

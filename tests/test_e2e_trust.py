@@ -17,7 +17,7 @@ from pathlib import Path
 class Versioned:
     name = "versioned"
 
-    def __init__(self, settings):
+    def __init__(self, settings, env):
         self.version = Path(__file__).with_name("version.txt").read_text().strip()
 
     def fingerprint(self):

@@ -63,3 +63,32 @@ def test_entry_points_are_found(monkeypatch: pytest.MonkeyPatch) -> None:
     assert registry.get("ext") is json.loads
     assert registry.origin("ext") == "entry point json:loads"
     assert load_object("json:loads") is json.loads
+
+
+def test_a_layer_finds_what_is_below_and_keeps_its_own_registrations() -> None:
+    below: Registry[object] = Registry("system", builtins={"dumps": "json:dumps"})
+    below.register("shared", 1, origin="decorator")
+    session = below.layer(origin="hook")
+    session.register("mine", 2)
+    import json
+
+    assert session.names() == ["dumps", "mine", "shared"]
+    assert session.get("shared") == 1 and session.get("dumps") is json.dumps
+    assert session.origin("mine") == "hook" and session.origin("shared") == "decorator"
+    assert "mine" in session and "mine" not in below and "mine" not in below.layer()
+    with pytest.raises(SuiteConfigError, match=r"unknown system 'x' \(known: dumps, mine, shared"):
+        session.get("x")
+
+
+def test_a_layer_may_not_take_a_name_from_below() -> None:
+    below: Registry[object] = Registry("system", builtins={"lazy": "json:dumps"})
+    below.register("shared", 1, origin="decorator")
+    session = below.layer(origin="hook")
+    with pytest.raises(ValueError, match=r"'shared' is registered twice \(decorator and hook\)"):
+        session.register("shared", 2)
+    # A built-in is taken before it was ever imported, in the layer and below it.
+    with pytest.raises(ValueError, match=r"'lazy' is registered twice \(built-in and hook\)"):
+        session.register("lazy", 2)
+    with pytest.raises(ValueError, match=r"'lazy' is registered twice \(built-in and decorator"):
+        below.register("lazy", 2, origin="decorator")
+    assert below.origin("lazy") is None  # still not imported

@@ -352,7 +352,7 @@ def counting_registry(calls: list[tuple[str, int, str]]) -> SystemRegistry:
     class Counting:
         name = "counting"
 
-        def __init__(self, settings: Any) -> None:
+        def __init__(self, settings: Any, env: Any) -> None:
             pass
 
         def fingerprint(self) -> dict[str, Any]:
@@ -416,7 +416,7 @@ def test_a_parser_crash_is_an_error_naming_system_and_page(tmp_path: Path) -> No
     class Boom:
         name = "boom"
 
-        def __init__(self, settings: Any) -> None:
+        def __init__(self, settings: Any, env: Any) -> None:
             pass
 
         def fingerprint(self) -> dict[str, Any]:
@@ -444,7 +444,7 @@ def test_a_two_stage_system_refines_the_cached_page_parse(tmp_path: Path) -> Non
         name = "shout"
         stage1 = "counting"
 
-        def __init__(self, settings: Any) -> None:
+        def __init__(self, settings: Any, env: Any) -> None:
             pass
 
         def fingerprint(self) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The built-in parsers on real PDFs, and the registry users extend."""
+"""The built-in parsers on real PDFs (the registry users extend: test_systems_registry.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pymupdf
 import pytest
 
 from pytest_doceval.errors import CaseInputError
-from pytest_doceval.systems import SystemRegistry, build_registry, register_parser
 from pytest_doceval.systems.pdf import open_pdf
 from pytest_doceval.systems.pymupdf_text import _TEXT_FLAGS, PyMuPDFText
 from tests.conftest import make_pdf
@@ -97,58 +96,6 @@ def test_open_pdf_refuses_bad_files(tmp_path: Path) -> None:
     doc.save(enc, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="u", owner_pw="o")
     with pytest.raises(CaseInputError, match="encrypted"):
         open_pdf(enc)
-
-
-def test_registry_builtins_hooks_and_decorator() -> None:
-    calls: list[str] = []
-
-    def from_hook(registry: SystemRegistry) -> None:
-        calls.append("hook")
-        registry.register("hooked", lambda settings: PyMuPDFText(settings))
-
-    @register_parser("decorated-test-parser")
-    class Decorated:
-        name = "decorated-test-parser"
-
-        def __init__(self, settings: dict) -> None:
-            self.settings = settings
-
-        def fingerprint(self) -> dict:
-            return {"system": self.name}
-
-        def parse(self, pdf: Path) -> str:
-            return "x"
-
-    registry = build_registry([from_hook])
-    assert {"pymupdf", "rapidocr", "pymupdf4llm", "hooked", "decorated-test-parser"} <= set(
-        registry.names()
-    )
-    assert calls == ["hook"]
-    assert registry.create("decorated-test-parser", {"a": 1}).settings == {"a": 1}
-
-
-def test_registry_refuses_clashes_and_bad_names() -> None:
-    registry = build_registry()
-    with pytest.raises(ValueError, match="registered twice"):
-        registry.register("pymupdf", PyMuPDFText)
-    with pytest.raises(ValueError, match="must be non-empty"):
-        registry.register("bad[name]", PyMuPDFText)
-
-
-def test_entry_point_systems_are_found(monkeypatch: pytest.MonkeyPatch) -> None:
-    from importlib.metadata import EntryPoint
-
-    from pytest_doceval.systems import registry as registry_module
-
-    ep = EntryPoint(
-        name="from-package",
-        value="pytest_doceval.systems.pymupdf_text:PyMuPDFText",
-        group=registry_module.ENTRY_POINT_GROUP,
-    )
-    monkeypatch.setattr(registry_module, "entry_points", lambda group: [ep])
-    registry = build_registry()
-    assert "from-package" in registry
-    assert isinstance(registry.create("from-package"), PyMuPDFText)
 
 
 @pytest.mark.skipif(not SCAN.is_dir(), reason="example case not built")

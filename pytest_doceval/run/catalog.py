@@ -37,7 +37,12 @@ class SuiteCatalog:
             hook = self.config.hook
 
             def from_conftest(registry: SystemRegistry) -> None:
-                hook.pytest_doceval_register_systems(registry=registry)
+                # A refused registration (a one-argument factory, a name taken) fails every
+                # suite with its message, as a bad suite file does.
+                try:
+                    hook.pytest_doceval_register_systems(registry=registry)
+                except (TypeError, ValueError) as exc:
+                    raise SuiteConfigError(f"pytest_doceval_register_systems: {exc}") from None
 
             self._registry = build_registry([from_conftest])
         return self._registry

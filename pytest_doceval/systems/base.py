@@ -5,9 +5,9 @@ names everything that changes the output (library versions, settings, model id, 
 nothing that does not (timeouts, concurrency, keys): it keys the output cache and is written into
 baselines, so a number is always traceable to what produced it.
 
-A factory builds a system from the ``[systems.<name>]`` settings of a suite, and may also take
-a `SystemEnv`: the handle through which a system reaches another built system (stage 1 of a
-two-stage parser) or, later, a configured model.
+A factory builds a system: it is called ``factory(settings, env)`` with the ``[systems.<name>]``
+settings of a suite and its `SystemEnv`, the handle through which a system reaches another
+built system (stage 1 of a two-stage parser), a configured model or the suite's defaults.
 """
 
 from __future__ import annotations
@@ -52,16 +52,18 @@ class RefiningParser(Protocol):
 class SystemEnvLike(Protocol):
     """What a factory may ask of its environment (see `registry.SystemEnv`)."""
 
+    defaults: dict[str, Any]
+
     def system(self, name: str) -> Parser: ...
 
     def model(self, name: str) -> Any: ...
 
 
 class ParserFactory(Protocol):
-    """Builds a parser from ``[systems.<name>]`` settings; a factory that takes a second
-    argument also receives the `SystemEnv`."""
+    """Builds a parser: ``factory(settings, env)`` with the ``[systems.<name>]`` settings and
+    the suite's `SystemEnv` (a class whose ``__init__`` takes both is a factory)."""
 
-    def __call__(self, settings: Mapping[str, Any], /) -> Parser: ...
+    def __call__(self, settings: Mapping[str, Any], env: SystemEnvLike, /) -> Parser: ...
 
 
 def run_system(system: str, what: object, call: Callable[[], object]) -> str:
@@ -92,7 +94,9 @@ class BuiltinParser:
     defaults: ClassVar[Mapping[str, Any]] = {}
     packages: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, settings: Mapping[str, Any] | None = None, env: Any = None) -> None:
+    def __init__(
+        self, settings: Mapping[str, Any] | None = None, env: SystemEnvLike | None = None
+    ) -> None:
         given = dict(settings or {})
         unknown = sorted(set(given) - set(self.defaults))
         if unknown:

@@ -1,30 +1,40 @@
-"""The registry of systems, found the way pytest plugins are found, and their environment.
+"""The systems, found through the one `Registry`, and the environment a system is built in.
 
-Three sources, in this order (a later one may not silently replace an earlier name):
+Where a system comes from (a name from two places is an error, see `pytest_doceval.registry`):
 
-1. built-ins: ``pymupdf``, ``rapidocr``, ``pymupdf4llm`` (imported only when used);
-2. the entry-point group ``pytest_doceval.systems``: entry-point name = system name, value = a
-   factory (a class or callable taking the ``[systems.<name>]`` settings, and optionally the
-   `SystemEnv`);
-3. ``conftest.py``: the hook ``pytest_doceval_register_systems(registry)``, or the decorator
-   ``@pytest_doceval.register_parser("name")`` at import time.
+1. built-ins: ``pymupdf``, ``rapidocr``, ``pymupdf4llm``, ``pymupdf+vlm``, ``rapidocr+vlm``
+   (each imported only when a suite uses it);
+2. the entry-point group ``pytest_doceval.systems``: entry-point name = system name, value =
+   ``module:factory``;
+3. ``@pytest_doceval.register_parser("name")`` in any module (a conftest.py), at import time,
+   for the whole process;
+4. the hook ``pytest_doceval_register_systems(registry)`` in a conftest.py, for one pytest
+   session (`build_registry` gives each session a layer of its own above the process-wide
+   `SYSTEMS`).
+
+Every factory is called ``factory(settings, env)``: the ``[systems.<name>]`` settings and the
+suite's `SystemEnv`. One that cannot take two positional arguments is refused when it is
+registered, never guessed around when it is called.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pytest_doceval.errors import SuiteConfigError
-from pytest_doceval.registry import load_object
+from pytest_doceval.registry import Registry
 from pytest_doceval.systems.base import Parser, ParserFactory
 
 if TYPE_CHECKING:
     from pytest_doceval.models.runtime import ModelHandle, ModelRuntime
 
 ENTRY_POINT_GROUP = "pytest_doceval.systems"
+DECORATED = "@register_parser"
+HOOK = "pytest_doceval_register_systems"
+
+SystemRegistry: TypeAlias = Registry[ParserFactory]
 
 _BUILTINS: dict[str, str] = {
     "pymupdf": "pytest_doceval.systems.pymupdf_text:PyMuPDFText",
@@ -35,76 +45,73 @@ _BUILTINS: dict[str, str] = {
 }
 
 
-def _lazy(target: str) -> Callable[..., Parser]:
-    def factory(settings: Mapping[str, Any], env: Any = None) -> Parser:
-        return _call_factory(load_object(target), settings, env)
-
-    factory.takes_env = True  # type: ignore[attr-defined]
-    return factory
-
-
-def _takes_env(factory: Callable[..., Any]) -> bool:
-    if getattr(factory, "takes_env", False):
-        return True
+def check_system(name: str, factory: ParserFactory) -> None:
+    """A system's name goes into test ids and file names; its factory is called with
+    ``(settings, env)``. Refusing here names the system at registration, not mid-run."""
+    if not name or any(ch in name for ch in "[]/\\ "):
+        raise ValueError(f"system name {name!r} must be non-empty without []/\\ or spaces")
+    if not callable(factory):
+        raise TypeError(f"system {name!r}: {factory!r} is not callable")
     try:
-        parameters = list(inspect.signature(factory).parameters.values())
+        signature = inspect.signature(factory)
     except (TypeError, ValueError):
-        return False
-    positional = [
-        p
-        for p in parameters
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
-    ]
-    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in positional)
+        return  # a builtin callable without a signature: nothing to read, nothing to refuse
+    try:
+        signature.bind(None, None)
+    except TypeError:
+        what = getattr(factory, "__qualname__", repr(factory))
+        raise TypeError(
+            f"system {name!r}: {what}{signature} cannot be called as factory(settings, env): "
+            "a system factory takes (settings, env)"
+        ) from None
 
 
-def _call_factory(factory: Callable[..., Any], settings: Mapping[str, Any], env: Any) -> Parser:
-    made = factory(dict(settings), env) if _takes_env(factory) else factory(dict(settings))
-    return made  # type: ignore[no-any-return]
+SYSTEMS: SystemRegistry = Registry(
+    "system",
+    builtins=_BUILTINS,
+    group=ENTRY_POINT_GROUP,
+    check=check_system,
+    origin=DECORATED,
+)
 
 
-class SystemRegistry:
-    """Named parser factories."""
+def register_parser(name: str) -> Callable[[ParserFactory], ParserFactory]:
+    """Register a parser factory under `name` from any module (e.g. a conftest.py)::
 
-    def __init__(self) -> None:
-        self._factories: dict[str, Callable[..., Parser]] = {}
-        self._origins: dict[str, str] = {}
+    @pytest_doceval.register_parser("my-parser")
+    class MyParser:
+        name = "my-parser"
+        def __init__(self, settings, env): ...
+        def fingerprint(self): return {"system": self.name, "version": "1"}
+        def parse(self, pdf): return pdf.read_bytes().decode()
+    """
 
-    def register(self, name: str, factory: Callable[..., Parser], *, origin: str = "user") -> None:
-        if not name or any(ch in name for ch in "[]/\\ "):
-            raise ValueError(f"system name {name!r} must be non-empty without []/\\ or spaces")
-        if name in self._factories and self._origins[name] != origin:
-            raise ValueError(
-                f"system {name!r} is registered twice ({self._origins[name]} and {origin})"
-            )
-        self._factories[name] = factory
-        self._origins[name] = origin
+    def decorate(factory: ParserFactory) -> ParserFactory:
+        SYSTEMS.register(name, factory, origin=DECORATED)
+        return factory
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._factories
+    return decorate
 
-    def names(self) -> list[str]:
-        return sorted(self._factories)
 
-    def create(
-        self, name: str, settings: Mapping[str, Any] | None = None, env: SystemEnv | None = None
-    ) -> Parser:
-        return _call_factory(self._factories[name], settings or {}, env)
-
-    def parser(self, name: str) -> Callable[[ParserFactory], ParserFactory]:
-        """Decorator form: ``@registry.parser("my-parser")`` on a class or factory."""
-
-        def decorate(factory: ParserFactory) -> ParserFactory:
-            self.register(name, factory)
-            return factory
-
-        return decorate
+def build_registry(
+    hook_registrars: Iterable[Callable[[SystemRegistry], None]] = (),
+) -> SystemRegistry:
+    """A registry for one session: everything `SYSTEMS` finds, plus what `hook_registrars`
+    (the conftest hooks) register into it, which no other session sees."""
+    registry = SYSTEMS.layer(origin=HOOK)
+    for registrar in hook_registrars:
+        registrar(registry)
+    return registry
 
 
 class SystemEnv:
     """The systems of one suite, built once each with the suite's ``[systems.<name>]``
-    settings. A factory that takes it reaches other systems through `system` (stage 1 of a
-    two-stage parser reuses that parser, and its cached outputs)."""
+    settings; the second argument of every system factory.
+
+    A factory may use from it: `system(name)`, another built system of the suite (stage 1 of
+    a two-stage parser reuses that parser and its cached outputs); `model(name)`, a configured
+    model; `defaults`, suite-wide choices a system may fall back on (``vlm``: the model of the
+    two-stage parsers; ``embedder``); `source`, the suite file, for messages."""
 
     def __init__(
         self,
@@ -119,7 +126,6 @@ class SystemEnv:
         self.settings = settings
         self.source = source
         self.models = models
-        # Suite-wide choices a system may fall back on (``vlm``: the model of two-stage parsers).
         self.defaults = dict(defaults or {})
         self._built: dict[str, Parser] = {}
         self._building: list[str] = []
@@ -128,20 +134,22 @@ class SystemEnv:
         return name in self.registry
 
     def system(self, name: str) -> Parser:
-        """The built system `name`; a clear `SuiteConfigError` for bad settings or cycles."""
+        """The built system `name`; a clear `SuiteConfigError` for an unknown name (listing
+        the known ones), bad settings or cycles."""
         if name in self._built:
             return self._built[name]
-        if name not in self.registry:
-            known = ", ".join(self.registry.names())
-            raise SuiteConfigError(f"{self.source}: unknown system {name!r} (known: {known})")
         if name in self._building:
             chain = " -> ".join([*self._building, name])
             raise SuiteConfigError(
                 f"{self.source}: systems depend on each other in a cycle: {chain}"
             )
+        try:
+            factory = self.registry.get(name)
+        except (SuiteConfigError, ValueError, TypeError) as exc:  # unknown, or refused
+            raise SuiteConfigError(f"{self.source}: {exc}") from None
         self._building.append(name)
         try:
-            self._built[name] = self.registry.create(name, self.settings.get(name, {}), self)
+            self._built[name] = factory(dict(self.settings.get(name, {})), self)
         except (ValueError, TypeError) as exc:
             raise SuiteConfigError(f"{self.source}: [systems.{name}]: {exc}") from None
         finally:
@@ -154,40 +162,3 @@ class SystemEnv:
         if self.models is None:
             raise SuiteConfigError(f"{self.source}: no models are configured for this run")
         return self.models.handle(name)
-
-
-# Registrations made with the module-level decorator before any session exists.
-_PENDING: dict[str, ParserFactory] = {}
-
-
-def register_parser(name: str) -> Callable[[ParserFactory], ParserFactory]:
-    """Register a parser factory under `name` from any module (e.g. a conftest.py)::
-
-    @pytest_doceval.register_parser("my-parser")
-    class MyParser:
-        name = "my-parser"
-        def __init__(self, settings): ...
-        def fingerprint(self): return {"system": self.name, "version": "1"}
-        def parse(self, pdf): return pdf.read_bytes().decode()
-    """
-
-    def decorate(factory: ParserFactory) -> ParserFactory:
-        _PENDING[name] = factory
-        return factory
-
-    return decorate
-
-
-def build_registry(
-    hook_registrars: Iterable[Callable[[SystemRegistry], None]] = (),
-) -> SystemRegistry:
-    registry = SystemRegistry()
-    for name, target in _BUILTINS.items():
-        registry.register(name, _lazy(target), origin="built-in")
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        registry.register(ep.name, _lazy(ep.value), origin=f"entry point {ep.value}")
-    for name, factory in _PENDING.items():
-        registry.register(name, factory, origin="register_parser")
-    for registrar in hook_registrars:
-        registrar(registry)
-    return registry

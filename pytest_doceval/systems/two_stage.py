@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pytest_doceval.errors import SystemRunError, SystemUnavailable
-from pytest_doceval.systems.base import BuiltinParser
+from pytest_doceval.systems.base import BuiltinParser, SystemEnvLike
 from pytest_doceval.text.markdown import FENCED_REPLY
 
 PROMPT_VERSION = "restructure-v1"
@@ -77,9 +77,15 @@ class TwoStageParser(BuiltinParser):
         self.model_name: str = self.settings["model"] or (self._default_model() or "")
 
     def _default_model(self) -> str | None:
-        defaults = getattr(self.env, "defaults", {}) or {}
-        value = defaults.get("vlm")
+        value = self.env.defaults.get("vlm") if self.env is not None else None
         return value if isinstance(value, str) and value else None
+
+    def _suite(self) -> SystemEnvLike:
+        """The suite's systems and models (built by the registry, a two-stage parser always
+        has them; one built by hand without them cannot reach its stage 1 or its model)."""
+        if self.env is None:
+            raise ValueError(f"{self.name} needs the suite's SystemEnv (its second argument)")
+        return self.env
 
     def model(self) -> Any:
         """The configured model; `SystemUnavailable` (the test is skipped) when none is."""
@@ -89,7 +95,7 @@ class TwoStageParser(BuiltinParser):
                 "to [tool.doceval]) and [tool.doceval.models.NAME] with base_url and model to "
                 "pyproject.toml"
             )
-        return self.env.model(self.model_name)
+        return self._suite().model(self.model_name)
 
     def max_tokens(self) -> int:
         """The answer budget: the model's max_tokens, else this system's, else 4096."""
@@ -99,7 +105,7 @@ class TwoStageParser(BuiltinParser):
         return self.model().max_tokens(system, MAX_TOKENS) or MAX_TOKENS
 
     def fingerprint(self) -> dict[str, Any]:
-        stage1 = self.env.system(self.stage1).fingerprint()
+        stage1 = self._suite().system(self.stage1).fingerprint()
         model = self.model().fingerprint() if self.model_name else {}
         return {
             "system": self.name,
@@ -153,7 +159,7 @@ class TwoStageParser(BuiltinParser):
 
     def parse(self, pdf: Path) -> str:
         """Both stages without the output cache (the documents kind caches each stage)."""
-        return self.refine(self.env.system(self.stage1).parse(pdf), case=pdf.parent.name)
+        return self.refine(self._suite().system(self.stage1).parse(pdf), case=pdf.parent.name)
 
 
 class PyMuPDFWithVLM(TwoStageParser):
