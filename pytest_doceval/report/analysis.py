@@ -210,23 +210,6 @@ def outcome_counts(rows: Sequence[Row]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-# What `analyse_suite` computes from the rows (plus the kind's analysis keys, listed in the
-# section's "analysis_keys") and what the run says of its baseline; the rest of a suite's
-# section is its definition, which `doceval merge` requires to agree across shards.
-COMPUTED_KEYS = frozenset(
-    {
-        "results",
-        "aggregates",
-        "baseline_deltas",
-        "gates",
-        "outcomes",
-        "analysis_keys",
-        "unused_baseline",
-        "baseline_changes",
-    }
-)
-
-
 def analyse_suite(
     meta: SuiteMeta,
     rows: Sequence[Row],

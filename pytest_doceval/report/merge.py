@@ -31,7 +31,9 @@ from pytest_doceval.rows import Row, row_key
 DEFINITION_KEYS = ("kind", "scoring_id", "systems", "gate_rules", "path")
 
 
-def _stats_config(config: StatsSettings) -> StatsConfig:
+def _stats_config(config: StatsSettings | None) -> StatsConfig:
+    if config is None:
+        return StatsConfig()
     return StatsConfig(
         resamples=int(config.get("bootstrap_resamples", 1000)),
         confidence=float(config.get("confidence", 0.95)),
@@ -126,7 +128,7 @@ def merge_reports(
                 rows.setdefault(suite_name, []).append(row.copy())
             unused.setdefault(suite_name, set()).update(suite.get("unused_baseline", []))
             changes.setdefault(suite_name, []).extend(suite.get("baseline_changes", []))
-    config = _stats_config(reports[0]["config"])
+    config = _stats_config(reports[0].get("config"))
     sections: dict[str, SuiteSection] = {}
     for suite_name, (_, meta) in metas.items():
         sections[suite_name] = analyse_suite(
