@@ -15,6 +15,7 @@ numbers that can be non-finite are therefore declared ``float | None``.
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from collections.abc import Callable, Container, Mapping
@@ -186,7 +187,8 @@ def add_kind_keys(
             "itself uses; rename the kind's key"
         )
     target: object = section
-    assert isinstance(target, dict)
+    if not isinstance(target, dict):  # never: a TypedDict is a dict at run time
+        raise TypeError(f"a report section is a dict, not {type(target).__name__}")
     if before is None or before not in target:
         target.update(items)
         return
@@ -273,8 +275,9 @@ def shape_problems(
     value: object, shape: object, where: str = "report", extra: ExtraKeys = no_extra_keys
 ) -> list[str]:
     """Every place `value` (JSON-like) departs from the type `shape`: a missing required key,
-    an undeclared key (unless `extra` allows it), a value of another type. An int is a float
-    (JSON writes 1.0 as 1.0, but a float from a sum may be integral)."""
+    an undeclared key (unless `extra` allows it), a value of another type. An int passes for
+    a float, as for mypy (and JSON does not tell 1 from 1.0 for every writer); a bool passes
+    for neither."""
     if shape is Any or shape is object:
         return []
     origin, args = typing.get_origin(shape), typing.get_args(shape)
@@ -320,15 +323,21 @@ def shape_problems(
     )
 
 
+@functools.cache
+def _fields(shape: type) -> tuple[dict[str, object], frozenset[str]]:
+    """A TypedDict's keys with their types, and its required keys. Read from the hints, not
+    ``__required_keys__``: under ``from __future__ import annotations`` Python 3.11 cannot see
+    ``NotRequired`` in a string annotation and counts every key as required."""
+    hints = typing.get_type_hints(shape, include_extras=True)
+    optional = {k for k, hint in hints.items() if typing.get_origin(hint) is NotRequired}
+    types_ = {k: typing.get_args(hint)[0] if k in optional else hint for k, hint in hints.items()}
+    return types_, frozenset(hints) - optional
+
+
 def _typeddict_problems(value: object, shape: type, where: str, extra: ExtraKeys) -> list[str]:
     if not isinstance(value, dict):
         return [f"{where}: expected an object ({shape.__name__}), found {type(value).__name__}"]
-    # Read from the hints, not ``__required_keys__``: under ``from __future__ import
-    # annotations`` Python 3.11 cannot see ``NotRequired`` in a string and counts every key.
-    hints = typing.get_type_hints(shape, include_extras=True)
-    optional = {k for k, hint in hints.items() if typing.get_origin(hint) is NotRequired}
-    required = set(hints) - optional
-    hints = {k: typing.get_args(hint)[0] if k in optional else hint for k, hint in hints.items()}
+    hints, required = _fields(shape)
     problems = [f"{where}: no {key!r} ({shape.__name__})" for key in sorted(required - set(value))]
     allowed = extra(shape, value)
     for key, item in value.items():
