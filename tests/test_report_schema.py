@@ -182,3 +182,27 @@ def test_a_kind_key_cannot_replace_a_declared_one() -> None:
     assert meta == {"kind": "k", "path": "cases/s", "language": "en"}
     with pytest.raises(DocevalError, match="reports results, which the report itself uses"):
         add_kind_keys(meta, {"results": []})
+
+
+def test_a_user_kind_whose_description_clashes_gets_a_suite_error_not_a_crash(
+    pytester: pytest.Pytester,
+) -> None:
+    """A kind whose ``describe()`` names a key the report uses (here ``results``) would have
+    replaced the suite's rows; the suite reports the clash as its error and fails the run."""
+    from tests.test_e2e_kinds import example_kind, write_guesses
+
+    pytester.makeconftest(
+        example_kind()
+        + "\n\n@suite_kind\nclass Clashing(GuessSuite):\n    kind = 'clashing'\n\n"
+        + "    def describe(self):\n        return {'language': 'en', 'results': 'mine'}\n"
+    )
+    pytester.makepyprojecttoml('[tool.doceval]\nsuites = ["cases"]\n')
+    suite = write_guesses(pytester.path)
+    (suite / "suite.toml").write_text('[suite]\nkind = "clashing"\n')
+    result = pytester.runpytest("--doceval")
+    result.assert_outcomes(passed=24)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*FAILED guesses: suite kind 'clashing' reports results*"])
+    section = read_report(pytester.path / "doceval-report.json")["suites"]["guesses"]
+    assert "reports results, which the report itself uses" in section["error"]
+    assert len(section["results"]) == 24 and "language" not in section

@@ -82,7 +82,13 @@ class Controller:
                 }
                 sections[name] = analyse_suite(meta, rows, self.stats)
                 continue
-            sections[suite.name] = self._suite_section(suite, rows)
+            try:
+                sections[suite.name] = self._suite_section(suite, rows)
+            except DocevalError as exc:  # its kind's report keys clash with the report's own
+                path = self._relative(suite.spec.path)
+                meta = {"kind": suite.kind, "path": path, "error": str(exc)}
+                sections[suite.name] = analyse_suite(meta, rows, self.stats)
+                self.gate_failures.append(f"{suite.name}: {exc}")
         report = build_report(
             sections,
             stats_settings(self.stats),
