@@ -113,9 +113,9 @@ def describe_flags(flagged: Mapping[str, int], n: int | None = None) -> str:
     )
 
 
-def sort_rows(rows: Any) -> list[dict[str, Any]]:
+def sort_rows(rows: Iterable[Row]) -> list[Row]:
     """One order for rows however they arrived (xdist delivers them in any order)."""
-    return sorted((dict(r) for r in rows), key=lambda r: (str(r["case"]), str(r["system"])))
+    return sorted((r.copy() for r in rows), key=lambda r: (str(r["case"]), str(r["system"])))
 
 
 def plain(value: Any) -> Any:

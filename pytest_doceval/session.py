@@ -21,6 +21,7 @@ from pytest_doceval.errors import DocevalError
 from pytest_doceval.kinds import CaseRef, RunContext, Suite
 from pytest_doceval.models.runtime import ModelRuntime
 from pytest_doceval.results import CaseResult
+from pytest_doceval.rows import Row
 from pytest_doceval.run.case_gates import SuiteBaselines, case_gate_failures
 from pytest_doceval.run.catalog import SuiteCatalog
 from pytest_doceval.run.controller import Controller
@@ -34,6 +35,7 @@ from pytest_doceval.run.progress import (
 
 if TYPE_CHECKING:
     from pytest_doceval.engine import Engine
+    from pytest_doceval.report.schema import Report
 
 SESSION_KEY: pytest.StashKey[DocevalSession] = pytest.StashKey()
 
@@ -208,7 +210,7 @@ class DocevalSession:
 
     # -- the controller -----------------------------------------------------------------------
 
-    def add_row(self, suite_file: Path, row: Mapping[str, Any]) -> None:
+    def add_row(self, suite_file: Path, row: Row) -> None:
         self.controller.add_row(suite_file, row)
 
     def finish(self, *, interrupted: bool = False) -> bool:
@@ -221,7 +223,7 @@ class DocevalSession:
         )
 
     @property
-    def report(self) -> dict[str, Any] | None:
+    def report(self) -> Report | None:
         """The report written by `finish` (None before, or when no evaluation test ran)."""
         return self.controller.report
 

@@ -10,7 +10,6 @@ bootstrap must see one order. Everything about a metric comes from ``meta["metri
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from pytest_doceval import stats
 from pytest_doceval.config import StatsConfig
@@ -18,37 +17,52 @@ from pytest_doceval.gates import format_pp, parse_suite_gates, rounded
 from pytest_doceval.kinds.analyses import metric_interval, paired_change_row, values_by_system
 from pytest_doceval.kinds.base import Analysis
 from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
-from pytest_doceval.rows import flag_reasons, is_measured, sort_rows
+from pytest_doceval.report.schema import (
+    Aggregate,
+    BaselineDelta,
+    SuiteGate,
+    SuiteMeta,
+    SuiteSection,
+    add_kind_keys,
+    aggregate_entry,
+    baseline_delta,
+)
+from pytest_doceval.rows import Row, flag_reasons, is_measured, sort_rows
+from pytest_doceval.stats.interval import Interval
 from pytest_doceval.stats.power import paired_mde
 
 
 def aggregates(
-    rows: Sequence[Mapping[str, Any]], specs: Mapping[str, MetricSpec], config: StatsConfig
-) -> dict[str, Any]:
+    rows: Sequence[Row], specs: Mapping[str, MetricSpec], config: StatsConfig
+) -> dict[str, dict[str, Aggregate]]:
     """Per system and metric: mean with its CI and n (``method`` says which interval,
     ``small_n`` marks fewer than `stats.SMALL_N` cases); for metrics whose spec names
     ``counts``, also the corpus rate (sum of edits / sum of reference lengths) and its CI
     (``pooled``: the pooled weighted share); ``flagged``: {reason: cases} when rows flag the
     metric (``row["flags"]``)."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, Aggregate]] = {}
     for metric, spec in specs.items():
         flagged = flag_reasons(rows, metric)
         for system, cases in values_by_system(rows, metric).items():
             ordered = [cases[c] for c in sorted(cases)]
-            entry: dict[str, Any] = metric_interval(ordered, spec, config).to_dict()
+            entry = aggregate_entry(metric_interval(ordered, spec, config))
             if spec.counts is not None:
-                entry.update(_corpus(rows, system, spec.counts, config))
+                _set_corpus(entry, _corpus(rows, system, spec.counts, config))
             if spec.pooled is not None:
-                entry.update(_pooled(rows, system, spec.pooled, config))
+                _set_corpus(entry, _pooled(rows, system, spec.pooled, config))
             if system in flagged:
                 entry["flagged"] = flagged[system]
             out.setdefault(system, {})[metric] = entry
     return out
 
 
-def _corpus(
-    rows: Sequence[Mapping[str, Any]], system: str, counts_key: str, config: StatsConfig
-) -> dict[str, Any]:
+def _set_corpus(entry: Aggregate, interval: Interval) -> None:
+    entry["corpus"] = interval.mean
+    entry["corpus_ci_low"] = interval.ci_low
+    entry["corpus_ci_high"] = interval.ci_high
+
+
+def _corpus(rows: Sequence[Row], system: str, counts_key: str, config: StatsConfig) -> Interval:
     counts = [
         r["counts"][counts_key]
         for r in rows
@@ -56,19 +70,12 @@ def _corpus(
     ]
     errors = [c["substitutions"] + c["deletions"] + c["insertions"] for c in counts]
     lengths = [c["reference_length"] for c in counts]
-    interval = stats.bootstrap_ratio_ci(
+    return stats.bootstrap_ratio_ci(
         errors, lengths, resamples=config.resamples, confidence=config.confidence, seed=config.seed
     )
-    return {
-        "corpus": interval.mean,
-        "corpus_ci_low": interval.ci_low,
-        "corpus_ci_high": interval.ci_high,
-    }
 
 
-def _pooled(
-    rows: Sequence[Mapping[str, Any]], system: str, prefix: str, config: StatsConfig
-) -> dict[str, Any]:
+def _pooled(rows: Sequence[Row], system: str, prefix: str, config: StatsConfig) -> Interval:
     """The corpus value of a `MetricSpec.pooled` metric: counts pooled per group first."""
     cases = [
         {
@@ -79,21 +86,16 @@ def _pooled(
         for r in rows
         if r["system"] == system and is_measured(r)
     ]
-    interval = stats.pooled_share(
+    return stats.pooled_share(
         cases, resamples=config.resamples, confidence=config.confidence, seed=config.seed
     )
-    return {
-        "corpus": interval.mean,
-        "corpus_ci_low": interval.ci_low,
-        "corpus_ci_high": interval.ci_high,
-    }
 
 
 def baseline_deltas(
-    rows: Sequence[Mapping[str, Any]], specs: Mapping[str, MetricSpec], config: StatsConfig
-) -> list[dict[str, Any]]:
+    rows: Sequence[Row], specs: Mapping[str, MetricSpec], config: StatsConfig
+) -> list[BaselineDelta]:
     """Per system and headline metric: paired difference current - baseline with its CI."""
-    out: list[dict[str, Any]] = []
+    out: list[BaselineDelta] = []
     for metric in sorted(headline(specs)):
         current = values_by_system(rows, metric)
         baseline = values_by_system(rows, metric, source="baseline")
@@ -107,28 +109,28 @@ def baseline_deltas(
             # rounding noise of 1e-7 on every case would read as a significant change.
             a = [rounded(current[system][c]) for c in common]
             b = [baseline[system][c] for c in common]
-            out.append(
-                {
-                    "system": system,
-                    "metric": metric,
-                    "current_mean": sum(a) / len(a),
-                    "baseline_mean": sum(b) / len(b),
-                    **paired_change_row(a, b, direction, config, binary=specs[metric].binary),
-                    **({"flagged": flagged[system]} if system in flagged else {}),
-                }
+            delta = baseline_delta(
+                system,
+                metric,
+                sum(a) / len(a),
+                sum(b) / len(b),
+                paired_change_row(a, b, direction, config, binary=specs[metric].binary),
             )
+            if system in flagged:
+                delta["flagged"] = flagged[system]
+            out.append(delta)
     return out
 
 
 def suite_gate_results(
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[Row],
     gate_rules: Mapping[str, str],
     specs: Mapping[str, MetricSpec],
     config: StatsConfig,
-) -> list[dict[str, Any]]:
+) -> list[SuiteGate]:
     """``[gates.suite]`` verdicts per system; a system with no baseline to compare is reported
     as not evaluated (passed, with the reason), since per-case gates already fail on that."""
-    out: list[dict[str, Any]] = []
+    out: list[SuiteGate] = []
     for gate in parse_suite_gates(gate_rules):
         current = values_by_system(rows, gate.metric)
         baseline = values_by_system(rows, gate.metric, source="baseline")
@@ -201,42 +203,30 @@ def power_note(margin: float, mde: float) -> str:
     )
 
 
-def outcome_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+def outcome_counts(rows: Sequence[Row]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["outcome"]] = counts.get(row["outcome"], 0) + 1
     return dict(sorted(counts.items()))
 
 
-# What `analyse_suite` computes from the rows (plus the kind's analysis keys, listed in the
-# section's "analysis_keys", and what the session adds per run); the rest of a suite's section
-# is its definition, which `doceval merge` requires to agree across shards.
-COMPUTED_KEYS = frozenset(
-    {
-        "results",
-        "aggregates",
-        "baseline_deltas",
-        "gates",
-        "outcomes",
-        "analysis_keys",
-        "unused_baseline",
-        "baseline_changes",
-    }
-)
-
-
 def analyse_suite(
-    meta: Mapping[str, Any],
-    rows: Sequence[Mapping[str, Any]],
+    meta: SuiteMeta,
+    rows: Sequence[Row],
     config: StatsConfig,
     analyses: Sequence[Analysis] = (),
-) -> dict[str, Any]:
+    *,
+    unused_baseline: Sequence[str] = (),
+    baseline_changes: Sequence[str] = (),
+) -> SuiteSection:
     """A suite's section of the report: `meta` (kind, scoring id, systems, metric specs, gate
-    rules, notes, ...) plus everything computed from the rows, the kind's analyses included."""
+    rules, notes, ...) plus everything computed from the rows, the kind's analyses included,
+    then what the run says of the suite's baseline (entries no case has; what an update
+    changed)."""
     rows = sort_rows(rows)
     specs = specs_from_section(meta)
-    gate_rules = dict(meta.get("gate_rules", {}).get("suite", {}))
-    section: dict[str, Any] = {
+    gate_rules = meta["gate_rules"]["suite"] if "gate_rules" in meta else {}
+    section: SuiteSection = {
         **meta,
         "outcomes": outcome_counts(rows),
         "results": rows,
@@ -244,7 +234,9 @@ def analyse_suite(
         "baseline_deltas": baseline_deltas(rows, specs, config),
         "gates": suite_gate_results(rows, gate_rules, specs, config),
         "analysis_keys": [a.key for a in analyses],
+        "unused_baseline": list(unused_baseline),
+        "baseline_changes": list(baseline_changes),
     }
-    for analysis in analyses:
-        section[analysis.key] = analysis(rows, meta, config)
+    results = {a.key: a(rows, meta, config) for a in analyses}
+    add_kind_keys(section, results, before="unused_baseline")
     return section

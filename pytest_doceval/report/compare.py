@@ -9,33 +9,66 @@ p-values and Cohen's d_z -- the same statistics a run reports against its baseli
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
+from typing import NotRequired, TypedDict
 
 from pytest_doceval import stats
 from pytest_doceval.errors import DocevalError
 from pytest_doceval.gates import format_pp
 from pytest_doceval.kinds.analyses import values_by_system
 from pytest_doceval.metrics.spec import headline, specs_from_section
+from pytest_doceval.report.schema import Report
 from pytest_doceval.rows import FLAG_MARK, describe_flags, flag_reasons
 from pytest_doceval.stats.comparisons import verdict
 from pytest_doceval.stats.power import paired_mde
 
 
+class Comparison(TypedDict):
+    """One (suite, system, headline metric) of two reports, over the cases both measured."""
+
+    suite: str
+    system: str
+    metric: str
+    direction: str
+    n: int
+    old_mean: float
+    new_mean: float
+    mean_diff: float
+    ci_low: float | None
+    ci_high: float | None
+    p_ttest: float
+    p_wilcoxon: float
+    cohens_d: float
+    verdict: str  # worse, better or unchanged
+    mde: float
+    flagged: NotRequired[dict[str, int]]  # as the newer report flags the system's cases
+
+
+class CaseChange(TypedDict):
+    suite: str
+    system: str
+    metric: str
+    case: str
+    old: float
+    new: float
+    diff: float
+    worsening: float  # the change in the metric's bad direction (negative: it improved)
+
+
 def compare_reports(
-    old: Mapping[str, Any],
-    new: Mapping[str, Any],
+    old: Report,
+    new: Report,
     *,
     metrics: Iterable[str] | None = None,
     margin: float = 0.0,
     resamples: int = 1000,
     seed: int = 0,
-) -> list[dict[str, Any]]:
+) -> list[Comparison]:
     common = sorted(set(old["suites"]) & set(new["suites"]))
     if not common:
         raise DocevalError("the two reports share no suite")
     wanted = set(metrics) if metrics else None
-    rows: list[dict[str, Any]] = []
+    rows: list[Comparison] = []
     for suite in common:
         a, b = old["suites"][suite], new["suites"][suite]
         if a.get("scoring_id") != b.get("scoring_id"):
@@ -69,37 +102,35 @@ def compare_reports(
                     binary=specs[metric].binary,
                     alpha=0.05,
                 )
-                rows.append(
-                    {
-                        "suite": suite,
-                        "system": system,
-                        "metric": metric,
-                        "direction": direction,
-                        "n": result.n,
-                        "old_mean": sum(before[system][c] for c in cases) / len(cases),
-                        "new_mean": sum(after[system][c] for c in cases) / len(cases),
-                        "mean_diff": result.mean_diff,
-                        "ci_low": result.ci_low,
-                        "ci_high": result.ci_high,
-                        "p_ttest": result.p_ttest,
-                        "p_wilcoxon": result.p_wilcoxon,
-                        "cohens_d": result.cohens_d,
-                        "verdict": verdict(result.ci_low, result.ci_high, direction, margin),
-                        "mde": mde,
-                        **({"flagged": flagged[system]} if system in flagged else {}),
-                    }
-                )
+                row: Comparison = {
+                    "suite": suite,
+                    "system": system,
+                    "metric": metric,
+                    "direction": direction,
+                    "n": result.n,
+                    "old_mean": sum(before[system][c] for c in cases) / len(cases),
+                    "new_mean": sum(after[system][c] for c in cases) / len(cases),
+                    "mean_diff": result.mean_diff,
+                    "ci_low": result.ci_low,
+                    "ci_high": result.ci_high,
+                    "p_ttest": result.p_ttest,
+                    "p_wilcoxon": result.p_wilcoxon,
+                    "cohens_d": result.cohens_d,
+                    "verdict": verdict(result.ci_low, result.ci_high, direction, margin),
+                    "mde": mde,
+                }
+                if system in flagged:
+                    row["flagged"] = flagged[system]
+                rows.append(row)
     if not rows:
         raise DocevalError("no (suite, system, metric) was measured on common cases in both")
     return rows
 
 
-def case_changes(
-    old: Mapping[str, Any], new: Mapping[str, Any], rows: Iterable[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
+def case_changes(old: Report, new: Report, rows: Iterable[Comparison]) -> list[CaseChange]:
     """Every case whose value moved, for the (suite, system, metric) of `rows`, worst first:
     ``worsening`` is the change in the metric's bad direction (negative for an improvement)."""
-    out: list[dict[str, Any]] = []
+    out: list[CaseChange] = []
     for row in rows:
         suite, system, metric = row["suite"], row["system"], row["metric"]
         before = values_by_system(old["suites"][suite]["results"], metric).get(system, {})
@@ -132,7 +163,7 @@ def _p(value: float | None) -> str:
     return "n/a" if value is None or value != value else f"{value:.3g}"
 
 
-def _ci(row: Mapping[str, Any]) -> str:
+def _ci(row: Comparison) -> str:
     low, high = row["ci_low"], row["ci_high"]
     if low is None or high is None or low != low or high != high:
         return "n/a"
@@ -145,8 +176,8 @@ def _columns(table: list[list[str]]) -> list[str]:
 
 
 def format_comparison(
-    rows: list[dict[str, Any]],
-    cases: list[dict[str, Any]] | None = None,
+    rows: list[Comparison],
+    cases: list[CaseChange] | None = None,
     *,
     show_all: bool = False,
     most_cases: int = 20,

@@ -3,7 +3,7 @@
 Top level: ``schema``, ``created``, ``environment``, ``config`` (bootstrap settings) and
 ``shard``, ``interrupted`` and ``suites.<name>`` -- each suite's meta (kind, path, scoring id,
 systems, metric specs, gate rules, notes) plus `analysis.analyse_suite`'s results, aggregates,
-baseline deltas, gates and the kind's analyses.
+baseline deltas, gates and the kind's analyses. `schema` declares it key by key.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import sys
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pytest_doceval.atomic import write_text_atomic
 from pytest_doceval.errors import DocevalError
+from pytest_doceval.report.schema import Environment, Report, StatsSettings, SuiteSection
 from pytest_doceval.rows import plain
 
 REPORT_SCHEMA = "doceval-report/1"
@@ -38,7 +39,7 @@ _PACKAGES = (
 )
 
 
-def environment() -> dict[str, Any]:
+def environment() -> Environment:
     packages = {}
     for name in _PACKAGES:
         try:
@@ -54,26 +55,26 @@ def environment() -> dict[str, Any]:
 
 
 def build_report(
-    suites: Mapping[str, Any],
-    config: Mapping[str, Any],
+    suites: Mapping[str, SuiteSection],
+    config: StatsSettings,
     *,
     shard: str | None = None,
     interrupted: bool = False,
-) -> dict[str, Any]:
+) -> Report:
     """The report; ``shard`` is ``"K/N"`` for one shard of a run, ``interrupted`` marks a run
     stopped before its end (its numbers cover only the tests that ran)."""
     return {
         "schema": REPORT_SCHEMA,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "environment": environment(),
-        "config": dict(config),
+        "config": config,
         "shard": shard,
         "interrupted": interrupted,
         "suites": dict(sorted(suites.items())),
     }
 
 
-def write_report(report: Mapping[str, Any], path: Path) -> Path:
+def write_report(report: Report, path: Path) -> Path:
     """Written atomically; NaN and infinities (a CI of one case) become null, since bare NaN
     is not JSON for most parsers. Keys keep their order: a suite's metrics are listed in the
     order its kind declares them, which is the order reports show them in."""
@@ -105,8 +106,12 @@ def report_text(report: Mapping[str, Any]) -> str:
     return text
 
 
-def load_report(path: Path) -> dict[str, Any]:
-    """A report from disk; a clear error for a missing file, bad JSON or another schema."""
+def load_report(path: Path) -> Report:
+    """A report from disk; a clear error for a missing file, bad JSON or another schema.
+
+    The one place JSON becomes a `Report` unchecked below its top level (the cast): checking
+    every row of a big report on each read would cost more than the read, and a report of
+    this schema is written by `build_report`, whose types mypy checks."""
     if not path.is_file():
         raise DocevalError(f"{path}: no such report")
     try:
@@ -118,5 +123,4 @@ def load_report(path: Path) -> dict[str, Any]:
         raise DocevalError(f"{path}: report schema {schema!r} is not {REPORT_SCHEMA!r}")
     if not isinstance(data.get("suites"), dict):
         raise DocevalError(f"{path}: report has no 'suites' object")
-    report: dict[str, Any] = data
-    return report
+    return cast(Report, data)

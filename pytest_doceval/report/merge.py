@@ -11,19 +11,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.errors import DocevalError
 from pytest_doceval.kinds.base import Analysis
-from pytest_doceval.report.analysis import COMPUTED_KEYS, analyse_suite
+from pytest_doceval.report.analysis import analyse_suite
 from pytest_doceval.report.json_report import build_report
-from pytest_doceval.rows import row_key
+from pytest_doceval.report.schema import (
+    Report,
+    StatsSettings,
+    SuiteMeta,
+    SuiteSection,
+    add_kind_keys,
+    kind_keys,
+    stats_settings,
+)
+from pytest_doceval.rows import Row, row_key
 
 DEFINITION_KEYS = ("kind", "scoring_id", "systems", "gate_rules", "path")
 
 
-def _stats_config(config: Mapping[str, Any]) -> StatsConfig:
+def _stats_config(config: StatsSettings | None) -> StatsConfig:
+    if config is None:
+        return StatsConfig()
     return StatsConfig(
         resamples=int(config.get("bootstrap_resamples", 1000)),
         confidence=float(config.get("confidence", 0.95)),
@@ -31,7 +41,27 @@ def _stats_config(config: Mapping[str, Any]) -> StatsConfig:
     )
 
 
-def check_shards(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
+def definition(section: SuiteSection) -> SuiteMeta:
+    """A section without what was computed from its rows: its declared definition keys, then
+    the kind's description keys, in the order the run wrote them."""
+    meta: SuiteMeta = {"kind": section["kind"], "path": section["path"]}
+    if "scoring_id" in section:
+        meta["scoring_id"] = section["scoring_id"]
+    if "systems" in section:
+        meta["systems"] = section["systems"]
+    if "notes" in section:
+        meta["notes"] = section["notes"]
+    if "metrics" in section:
+        meta["metrics"] = dict(section["metrics"])
+    if "gate_rules" in section:
+        meta["gate_rules"] = section["gate_rules"]
+    add_kind_keys(meta, kind_keys(section))
+    if "error" in section:
+        meta["error"] = section["error"]
+    return meta
+
+
+def check_shards(reports: Sequence[Report], names: Sequence[str]) -> None:
     """Every report is a shard of the same N, and every K from 1 to N is there exactly once
     (a report without ``shard`` is a whole run and must be merged alone)."""
     shards = [r.get("shard") for r in reports]
@@ -59,8 +89,8 @@ def check_shards(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> 
 
 
 def merge_reports(
-    reports: Sequence[Mapping[str, Any]], *, names: Sequence[str], root: Path | None = None
-) -> dict[str, Any]:
+    reports: Sequence[Report], *, names: Sequence[str], root: Path | None = None
+) -> Report:
     if not reports:
         raise DocevalError("nothing to merge")
     check_shards(reports, names)
@@ -70,17 +100,14 @@ def merge_reports(
             "reports were made with different statistics settings (bootstrap resamples, "
             "confidence or seed); re-run the shards with the same settings"
         )
-    metas: dict[str, tuple[str, dict[str, Any]]] = {}
-    rows: dict[str, list[dict[str, Any]]] = {}
+    metas: dict[str, tuple[str, SuiteMeta]] = {}
+    rows: dict[str, list[Row]] = {}
     owners: dict[tuple[str, str], str] = {}
     unused: dict[str, set[str]] = {}
     changes: dict[str, list[str]] = {}
     for report, name in zip(reports, names, strict=True):
         for suite_name, suite in report["suites"].items():
-            analysis_keys = set(suite.get("analysis_keys", []))
-            meta = {
-                k: v for k, v in suite.items() if k not in COMPUTED_KEYS and k not in analysis_keys
-            }
+            meta = definition(suite)
             if suite_name in metas:
                 _check_same_definition(suite_name, metas[suite_name], (name, meta))
                 # Each shard lists the metrics it measured; the union is the run's.
@@ -98,22 +125,28 @@ def merge_reports(
                         f"{owners[key]} and {name}"
                     )
                 owners[key] = name
-                rows.setdefault(suite_name, []).append(dict(row))
+                rows.setdefault(suite_name, []).append(row.copy())
             unused.setdefault(suite_name, set()).update(suite.get("unused_baseline", []))
             changes.setdefault(suite_name, []).extend(suite.get("baseline_changes", []))
-    config = _stats_config(reports[0].get("config", {}))
-    sections = {}
+    config = _stats_config(reports[0].get("config"))
+    sections: dict[str, SuiteSection] = {}
     for suite_name, (_, meta) in metas.items():
-        section = analyse_suite(meta, rows.get(suite_name, []), config, _analyses(meta, root))
-        section["unused_baseline"] = sorted(unused[suite_name])
-        section["baseline_changes"] = changes[suite_name]
-        sections[suite_name] = section
-    merged = build_report(sections, config.to_dict())
-    merged["interrupted"] = any(r.get("interrupted") for r in reports)
-    return merged
+        sections[suite_name] = analyse_suite(
+            meta,
+            rows.get(suite_name, []),
+            config,
+            _analyses(meta, root),
+            unused_baseline=sorted(unused[suite_name]),
+            baseline_changes=changes[suite_name],
+        )
+    return build_report(
+        sections,
+        stats_settings(config),
+        interrupted=any(r.get("interrupted") for r in reports),
+    )
 
 
-def _analyses(meta: Mapping[str, Any], root: Path | None) -> Sequence[Analysis]:
+def _analyses(meta: SuiteMeta, root: Path | None) -> Sequence[Analysis]:
     """The analyses of the suite's kind, so they are recomputed over all rows. A kind defined
     in a conftest.py is found by importing the conftest files on the suite's path."""
     from pytest_doceval.kinds.registry import import_conftests, kind_class
@@ -137,7 +170,7 @@ def _analyses(meta: Mapping[str, Any], root: Path | None) -> Sequence[Analysis]:
 
 
 def _check_same_definition(
-    suite: str, first: tuple[str, Mapping[str, Any]], other: tuple[str, Mapping[str, Any]]
+    suite: str, first: tuple[str, Mapping[str, object]], other: tuple[str, Mapping[str, object]]
 ) -> None:
     (name_a, a), (name_b, b) = first, other
     for key in DEFINITION_KEYS:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_doceval.errors import DocevalError
+from pytest_doceval.report.schema import Report, SuiteSection
 
 DAGGER = "†"
 FORMATS = ("latex", "markdown")
@@ -203,9 +204,9 @@ def builders_for(kind: str) -> Sequence[TableBuilder]:
     return tuple(getattr(kind_class(kind), "paper_tables", ()))
 
 
-def report_tables(report: Mapping[str, Any], suite: str | None = None) -> list[PaperTable]:
+def report_tables(report: Report, suite: str | None = None) -> list[PaperTable]:
     """Every table of every suite (or of `suite`), in the report's suite order."""
-    suites: Mapping[str, Any] = report.get("suites", {})
+    suites: Mapping[str, SuiteSection] = report.get("suites", {})
     confidence = (report.get("config") or {}).get("confidence", 0.95)
     if suite is not None and suite not in suites:
         raise DocevalError(

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from pytest_doceval.metrics.spec import headline, specs_from_section
+from pytest_doceval.report.schema import Report
 
 
 def header_cells(columns: Sequence[str]) -> list[str]:
@@ -31,11 +31,11 @@ def row_cells(columns: Sequence[str], metrics: Mapping[str, float]) -> list[str]
     return cells
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     return "n/a" if not isinstance(value, (int, float)) or value != value else f"{value:.4f}"
 
 
-def summary_html(report: Mapping[str, Any]) -> str:
+def summary_html(report: Report) -> str:
     """One small table per suite: systems x headline metrics, mean and CI."""
     parts = []
     for name, suite in report.get("suites", {}).items():

@@ -3,28 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from pytest_doceval.metrics.spec import headline, specs_from_section
+from pytest_doceval.report.schema import Aggregate, Report, SuiteSection
 from pytest_doceval.rows import FLAG_MARK, describe_flags, row_key
 
 # Columns in the terminal table; the rest of the headline metrics are in the reports.
 TERMINAL_COLUMNS = 5
 
 
-def _number(value: Any) -> str:
+def _number(value: object) -> str:
     return "n/a" if not isinstance(value, (int, float)) or value != value else f"{value:.3f}"
 
 
-def _cell(entry: Mapping[str, Any] | None) -> str:
+def _cell(entry: Aggregate | None) -> str:
     if not entry:
         return "-"
     mark = FLAG_MARK if entry.get("flagged") else ""
-    mean, low, high = (_number(entry[k]) for k in ("mean", "ci_low", "ci_high"))
+    mean, low, high = (_number(entry["mean"]), _number(entry["ci_low"]), _number(entry["ci_high"]))
     return f"{mean}{mark} [{low}, {high}]"
 
 
-def summary_lines(report: Mapping[str, Any]) -> list[str]:
+def summary_lines(report: Report) -> list[str]:
     lines: list[str] = []
     if report.get("interrupted"):
         lines.append("INTERRUPTED: the numbers below cover only the tests that ran")
@@ -59,7 +59,7 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _table(aggregates: Mapping[str, Any], metrics: list[str]) -> list[str]:
+def _table(aggregates: Mapping[str, Mapping[str, Aggregate]], metrics: list[str]) -> list[str]:
     small = False
     cells = [["system", *[f"{m} (95% CI)" for m in metrics], "n"]]
     for system in sorted(aggregates):
@@ -78,22 +78,24 @@ def _table(aggregates: Mapping[str, Any], metrics: list[str]) -> list[str]:
     return lines
 
 
-def _flag_legend(aggregates: Mapping[str, Any], metrics: list[str]) -> list[str]:
+def _flag_legend(
+    aggregates: Mapping[str, Mapping[str, Aggregate]], metrics: list[str]
+) -> list[str]:
     """Why a flagged value may mislead, for every headline metric (also those past the
     table's columns: the reports show them)."""
     lines = []
     for system in sorted(aggregates):
         for metric in metrics:
-            entry = aggregates[system].get(metric) or {}
-            if entry.get("flagged"):
+            entry = aggregates[system].get(metric)
+            if entry is not None and entry.get("flagged"):
                 lines.append(
                     f"  {FLAG_MARK} {metric} [{system}] may mislead: "
-                    f"{describe_flags(entry['flagged'], entry.get('n'))}"
+                    f"{describe_flags(entry.get('flagged', {}), entry.get('n'))}"
                 )
     return lines
 
 
-def _notes_on_cases(suite: Mapping[str, Any], most: int = 10) -> list[str]:
+def _notes_on_cases(suite: SuiteSection, most: int = 10) -> list[str]:
     """Cases whose evaluation left a note (a parser that returned no text: a damaged PDF that
     still opens scores, and could become a baseline with no visible word)."""
     noted = [(r, note) for r in suite.get("results", []) for note in r.get("notes", [])]
@@ -103,7 +105,7 @@ def _notes_on_cases(suite: Mapping[str, Any], most: int = 10) -> list[str]:
     return lines
 
 
-def _changes(suite: Mapping[str, Any]) -> list[str]:
+def _changes(suite: SuiteSection) -> list[str]:
     """What moved against the baseline beyond its CI, worse first; one line for the rest."""
     deltas = suite.get("baseline_deltas", [])
     moved = sorted(

@@ -3,17 +3,21 @@ baseline updates. Runs on the controller (or a plain run) only."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.errors import DocevalError
 from pytest_doceval.kinds import Suite
 from pytest_doceval.metrics.spec import ordered_specs
 from pytest_doceval.results import MEASURED
+from pytest_doceval.rows import Row
 from pytest_doceval.run.baselines import BaselineChange, update_baseline
 from pytest_doceval.run.case_gates import SuiteBaselines
+
+if TYPE_CHECKING:  # the report's modules load on the controller only, when it writes
+    from pytest_doceval.report.schema import Report, SuiteMeta, SuiteSection
 
 
 class Controller:
@@ -33,14 +37,14 @@ class Controller:
         self.update = update
         self.root = root  # report paths are relative to the doceval project's root
         self.invoked_in = invoked_in  # printed paths are relative to where pytest started
-        self.collected: dict[Path, list[dict[str, Any]]] = {}
+        self.collected: dict[Path, list[Row]] = {}
         self.summary_lines: list[str] = []
         self.gate_failures: list[str] = []
         self.interrupted = False
-        self.report: dict[str, Any] | None = None
+        self.report: Report | None = None
 
-    def add_row(self, suite_file: Path, row: Mapping[str, Any]) -> None:
-        self.collected.setdefault(suite_file, []).append(dict(row))
+    def add_row(self, suite_file: Path, row: Row) -> None:
+        self.collected.setdefault(suite_file, []).append(row.copy())
 
     def finish(
         self,
@@ -62,21 +66,32 @@ class Controller:
         # Imported here, on the controller only: scipy costs every xdist worker seconds.
         from pytest_doceval.report.analysis import analyse_suite
         from pytest_doceval.report.json_report import build_report, write_report
+        from pytest_doceval.report.schema import stats_settings
 
-        sections: dict[str, Any] = {}
+        sections: dict[str, SuiteSection] = {}
         for file in sorted(self.collected):
             rows = self.collected[file]
             try:
                 suite = self._suite(file)
             except DocevalError as exc:
                 name = file.parent.name
-                meta = {"kind": None, "path": self._relative(file.parent), "error": str(exc)}
+                meta: SuiteMeta = {
+                    "kind": None,
+                    "path": self._relative(file.parent),
+                    "error": str(exc),
+                }
                 sections[name] = analyse_suite(meta, rows, self.stats)
                 continue
-            sections[suite.name] = self._suite_section(suite, rows)
+            try:
+                sections[suite.name] = self._suite_section(suite, rows)
+            except DocevalError as exc:  # its kind's report keys clash with the report's own
+                path = self._relative(suite.spec.path)
+                meta = {"kind": suite.kind, "path": path, "error": str(exc)}
+                sections[suite.name] = analyse_suite(meta, rows, self.stats)
+                self.gate_failures.append(f"{suite.name}: {exc}")
         report = build_report(
             sections,
-            self.stats.to_dict(),
+            stats_settings(self.stats),
             shard=None if shard is None else f"{shard[0]}/{shard[1]}",
             interrupted=interrupted,
         )
@@ -103,26 +118,27 @@ class Controller:
         except ValueError:
             return path.as_posix()
 
-    def _suite_section(self, suite: Suite, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    def _suite_section(self, suite: Suite, rows: list[Row]) -> SuiteSection:
         from pytest_doceval.report.analysis import analyse_suite
+        from pytest_doceval.report.schema import add_kind_keys, spec_entry
 
-        measured = {m for row in rows for m in row.get("metrics", {})}
-        meta: dict[str, Any] = {
+        measured = {m for row in rows for m in row["metrics"]}
+        meta: SuiteMeta = {
             "kind": suite.kind,
             "path": self._relative(suite.spec.path),
             "scoring_id": suite.scoring_id,
             "systems": suite.system_names(),
             "notes": suite.notes(),
             "metrics": {
-                name: spec.to_dict()
+                name: spec_entry(spec)
                 for name, spec in ordered_specs(suite.metrics, measured).items()
             },
             "gate_rules": {
                 "case": {m: [r.text for r in rules] for m, rules in suite.spec.case_gates.items()},
                 "suite": {g.metric: g.text for g in suite.spec.suite_gates},
             },
-            **suite.describe(),
         }
+        add_kind_keys(meta, suite.describe())
         try:
             baseline = self.baselines.of(suite)
         except DocevalError as exc:
@@ -142,7 +158,7 @@ class Controller:
                 baseline_file,
                 suite=suite.name,
                 scoring_id=suite.scoring_id,
-                rows=[r for r in rows if r.get("outcome") in MEASURED],
+                rows=[r for r in rows if r["outcome"] in MEASURED],
                 defined_keys=defined,
             )
             self._summarise_changes(suite.name, changes)
@@ -151,9 +167,14 @@ class Controller:
                 f"{suite.name}: unused baseline entries (no such case/system in the suite): "
                 f"{', '.join(unused)}"
             )
-        section = analyse_suite(meta, rows, self.stats, suite.analyses)
-        section["unused_baseline"] = [] if self.update else unused
-        section["baseline_changes"] = [str(c) for c in changes]
+        section = analyse_suite(
+            meta,
+            rows,
+            self.stats,
+            suite.analyses,
+            unused_baseline=[] if self.update else unused,
+            baseline_changes=[str(c) for c in changes],
+        )
         for gate in section["gates"]:
             if not gate["passed"]:
                 self.gate_failures.append(

@@ -44,9 +44,7 @@ script has drawn the page. Both exist for headless-browser tests and the benchma
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from pytest_doceval.atomic import write_text_atomic
 from pytest_doceval.html.codec import Blobs
@@ -60,16 +58,16 @@ from pytest_doceval.report.html.frame import (
     toc,
 )
 from pytest_doceval.report.html.suite import suite_section
+from pytest_doceval.report.schema import Report
 
 __all__ = ["render_html", "write_html"]
 
 
-def render_html(report: Mapping[str, Any]) -> str:
+def render_html(report: Report) -> str:
     """A complete, self-contained HTML5 document for a ``doceval-report/1`` report.
 
     Absent or ``None`` optional parts are skipped; nothing in the report is trusted as markup.
     """
-    report = report if isinstance(report, Mapping) else {}
     views = suite_views(report)
     blobs = Blobs()
     sections = [suite_section(view, blobs) for view in views]
@@ -83,7 +81,7 @@ def render_html(report: Mapping[str, Any]) -> str:
     return page.encode("utf-8", "replace").decode("utf-8")
 
 
-def write_html(report: Mapping[str, Any], path: Path) -> Path:
+def write_html(report: Report, path: Path) -> Path:
     """Render `report` and write it to `path` atomically (temporary file beside it, then
     ``os.replace``); returns the path."""
     return write_text_atomic(Path(path), render_html(report))

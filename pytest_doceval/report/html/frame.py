@@ -19,6 +19,7 @@ from pytest_doceval.html.model import (
     outcome_counts,
     total_outcomes,
 )
+from pytest_doceval.report.schema import Report
 
 _OUTCOME_CLASS = {"passed": "o-passed", "failed": "o-failed", "error": "o-error"}
 
@@ -71,7 +72,7 @@ def title(views: Sequence[SuiteView]) -> str:
     return f"doceval: {status}" + (f" · {names}" if names else "")
 
 
-def page_header(report: Mapping[str, Any]) -> str:
+def page_header(report: Report) -> str:
     env = mapping(report.get("environment"))
     config = mapping(report.get("config"))
     facts = [
@@ -99,7 +100,7 @@ def page_header(report: Mapping[str, Any]) -> str:
     return f'<header><h1>doceval report</h1><p class="facts">{shown}</p>{details}</header>'
 
 
-def interrupted_banner(report: Mapping[str, Any]) -> str:
+def interrupted_banner(report: Report) -> str:
     """A run stopped early (Ctrl-C, ``-x``, a crash) wrote what it had: say so before any
     number, since means, intervals and gates cover only the tests that ran."""
     if report.get("interrupted") is not True:

@@ -1,0 +1,348 @@
+"""The ``doceval-report/1`` JSON report's shape, as TypedDicts mypy checks and a test holds
+against real reports (`shape_problems`).
+
+A report (`Report`) holds run facts and one `SuiteSection` per suite. A section is flat: the
+suite's definition (`SuiteMeta`: kind, path, scoring id, systems, notes, metric specs, gate
+rules), then what `analysis.analyse_suite` computes from its rows (outcomes, rows, aggregates,
+baseline deltas, gates), then what the run adds (unused baseline entries, baseline changes).
+Two kinds of keys are open by design, since generic code never names what a kind measures:
+the kind's own description (``Suite.describe()``: language, tracks, ...) and its analyses
+(the keys ``analysis_keys`` lists). They join a section only through `add_kind_keys`.
+
+On disk a NaN or infinite number is ``null`` (`rows.plain`); in memory it is a float. The
+numbers that can be non-finite are therefore declared ``float | None``.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+import typing
+from collections.abc import Callable, Container, Mapping
+from typing import Any, Literal, NotRequired, TypedDict
+
+from pytest_doceval.errors import DocevalError
+from pytest_doceval.rows import Row
+
+if typing.TYPE_CHECKING:
+    from pytest_doceval.config import StatsConfig
+    from pytest_doceval.metrics.spec import MetricSpec
+    from pytest_doceval.stats.interval import Interval
+
+
+class Environment(TypedDict):
+    python: str
+    platform: str
+    executable: str
+    packages: dict[str, str]  # distribution -> version, for those installed
+
+
+class StatsSettings(TypedDict):
+    """The report's ``config``: the statistics settings every interval was made with."""
+
+    bootstrap_resamples: int
+    confidence: float
+    seed: int
+
+
+class MetricSpecEntry(TypedDict):
+    """A `MetricSpec` as the report carries it (``metrics.<name>``)."""
+
+    direction: Literal["lower", "higher"]
+    headline: bool
+    counts: str | None
+    pooled: str | None
+    binary: bool
+    description: str
+    bounds: list[float | None]  # [low, high]; None for an open side
+
+
+class GateRules(TypedDict):
+    case: dict[str, list[str]]  # metric -> its per-case rules as written
+    suite: dict[str, str]  # metric -> its suite rule as written
+
+
+class Aggregate(TypedDict):
+    """One system's one metric over its cases (``aggregates.<system>.<metric>``)."""
+
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    method: str  # how the interval was made (`stats.INTERVAL_METHODS`)
+    small_n: bool
+    corpus: NotRequired[float | None]  # a spec with ``counts`` or ``pooled``: the corpus value
+    corpus_ci_low: NotRequired[float | None]
+    corpus_ci_high: NotRequired[float | None]
+    flagged: NotRequired[dict[str, int]]  # reason -> cases flagged on this metric
+
+
+class PairedChange(TypedDict):
+    """`kinds.analyses.paired_change_row`: the paired change a - b with its statistics."""
+
+    direction: str
+    n: int
+    mean_diff: float | None
+    ci_low: float | None
+    ci_high: float | None
+    method: str
+    p_ttest: float | None
+    p_wilcoxon: float | None
+    significant: bool
+    verdict: str  # better, worse or unchanged, in the metric's direction
+    mde: float | None
+
+
+class BaselineDelta(PairedChange):
+    """A system's headline metric, today against its baseline (``baseline_deltas``)."""
+
+    system: str
+    metric: str
+    current_mean: float
+    baseline_mean: float
+    flagged: NotRequired[dict[str, int]]
+
+
+class SuiteGate(TypedDict):
+    """A ``[gates.suite]`` verdict for one system (``gates``); the statistics only when the
+    gate could be evaluated (there was a baseline to compare)."""
+
+    system: str
+    metric: str
+    rule: str
+    passed: bool
+    evaluated: bool
+    n: NotRequired[int]
+    mean_diff: NotRequired[float | None]
+    ci_low: NotRequired[float | None]
+    ci_high: NotRequired[float | None]
+    method: NotRequired[str]
+    mde: NotRequired[float | None]
+    reliable: NotRequired[bool]
+    power_note: NotRequired[str]
+    message: str
+
+
+class SuiteMeta(TypedDict):
+    """A suite's definition; a suite that failed to load has only kind (None), path and its
+    error. Plus the kind's own description keys (open, `add_kind_keys`)."""
+
+    kind: str | None
+    path: str
+    scoring_id: NotRequired[str]
+    systems: NotRequired[list[str]]
+    notes: NotRequired[list[str]]
+    metrics: NotRequired[dict[str, MetricSpecEntry]]
+    gate_rules: NotRequired[GateRules]
+    error: NotRequired[str]
+
+
+class SuiteSection(SuiteMeta):
+    """``suites.<name>``: the definition plus what was computed from the rows. Plus the kind's
+    analyses under the keys ``analysis_keys`` names (open, `add_kind_keys`)."""
+
+    outcomes: dict[str, int]  # outcome -> rows
+    results: list[Row]
+    aggregates: dict[str, dict[str, Aggregate]]  # system -> metric -> aggregate
+    baseline_deltas: list[BaselineDelta]
+    gates: list[SuiteGate]
+    analysis_keys: list[str]
+    unused_baseline: list[str]  # baseline entries no case of the suite has
+    baseline_changes: list[str]  # what --doceval-update changed
+
+
+class Report(TypedDict):
+    schema: str
+    created: str  # UTC, ISO 8601
+    environment: Environment
+    config: StatsSettings
+    shard: str | None  # "K/N" for one shard of a run
+    interrupted: bool
+    suites: dict[str, SuiteSection]
+
+
+# -- the boundaries where untyped values become typed ones ---------------------------------
+
+
+def declared_keys(shape: type) -> frozenset[str]:
+    """The keys a TypedDict declares."""
+    attributes = vars(shape)
+    return frozenset(attributes["__required_keys__"] | attributes["__optional_keys__"])
+
+
+def add_kind_keys(
+    section: SuiteMeta, items: Mapping[str, object], *, before: str | None = None
+) -> None:
+    """Add a kind's open keys (its description, its analyses' results) to `section`, in order,
+    at its end or just ahead of key `before` (the JSON keeps a section's key order).
+
+    The one place a section takes keys its TypedDict does not declare: mypy has no TypedDict
+    with extra items yet (PEP 728), and a section is a plain dict at run time. A kind's key
+    must not replace one the schema declares (a ``describe()`` returning ``results`` would
+    silently overwrite the rows)."""
+    clash = sorted(set(items) & declared_keys(SuiteSection))
+    if clash:
+        raise DocevalError(
+            f"suite kind {section['kind']!r} reports {', '.join(clash)}, which the report "
+            "itself uses; rename the kind's key"
+        )
+    target: object = section
+    if not isinstance(target, dict):  # never: a TypedDict is a dict at run time
+        raise TypeError(f"a report section is a dict, not {type(target).__name__}")
+    if before is None or before not in target:
+        target.update(items)
+        return
+    entries = list(target.items())
+    at = list(target).index(before)
+    target.clear()
+    target.update([*entries[:at], *items.items(), *entries[at:]])
+
+
+def kind_keys(section: Mapping[str, object]) -> dict[str, object]:
+    """The kind's description keys of a section (neither declared nor an analysis)."""
+    analyses = section.get("analysis_keys")
+    skip = declared_keys(SuiteSection) | set(analyses if isinstance(analyses, list) else ())
+    return {k: v for k, v in section.items() if k not in skip}
+
+
+def stats_settings(config: StatsConfig) -> StatsSettings:
+    return {
+        "bootstrap_resamples": config.resamples,
+        "confidence": config.confidence,
+        "seed": config.seed,
+    }
+
+
+def spec_entry(spec: MetricSpec) -> MetricSpecEntry:
+    direction: Literal["lower", "higher"] = "lower" if spec.direction == "lower" else "higher"
+    return {
+        "direction": direction,
+        "headline": spec.headline,
+        "counts": spec.counts,
+        "pooled": spec.pooled,
+        "binary": spec.binary,
+        "description": spec.description,
+        "bounds": list(spec.bounds),
+    }
+
+
+def aggregate_entry(interval: Interval) -> Aggregate:
+    return {
+        "mean": interval.mean,
+        "ci_low": interval.ci_low,
+        "ci_high": interval.ci_high,
+        "n": interval.n,
+        "method": interval.method,
+        "small_n": interval.small_n,
+    }
+
+
+def baseline_delta(
+    system: str, metric: str, current_mean: float, baseline_mean: float, change: Mapping[str, Any]
+) -> BaselineDelta:
+    """A `BaselineDelta` from `kinds.analyses.paired_change_row`'s dict (a shared room: it
+    cannot import the report's types)."""
+    return {
+        "system": system,
+        "metric": metric,
+        "current_mean": current_mean,
+        "baseline_mean": baseline_mean,
+        "direction": change["direction"],
+        "n": change["n"],
+        "mean_diff": change["mean_diff"],
+        "ci_low": change["ci_low"],
+        "ci_high": change["ci_high"],
+        "method": change["method"],
+        "p_ttest": change["p_ttest"],
+        "p_wilcoxon": change["p_wilcoxon"],
+        "significant": change["significant"],
+        "verdict": change["verdict"],
+        "mde": change["mde"],
+    }
+
+
+# -- checking a value against the declared shape at run time -------------------------------
+
+# (TypedDict, its value) -> the undeclared keys the value may hold
+ExtraKeys = Callable[[type, Mapping[str, object]], Container[str]]
+
+
+def no_extra_keys(shape: type, value: Mapping[str, object]) -> Container[str]:
+    return ()
+
+
+def shape_problems(
+    value: object, shape: object, where: str = "report", extra: ExtraKeys = no_extra_keys
+) -> list[str]:
+    """Every place `value` (JSON-like) departs from the type `shape`: a missing required key,
+    an undeclared key (unless `extra` allows it), a value of another type. An int passes for
+    a float, as for mypy (and JSON does not tell 1 from 1.0 for every writer); a bool passes
+    for neither."""
+    if shape is Any or shape is object:
+        return []
+    origin, args = typing.get_origin(shape), typing.get_args(shape)
+    if typing.is_typeddict(shape):
+        assert isinstance(shape, type)
+        return _typeddict_problems(value, shape, where, extra)
+    if origin is typing.Union or origin is types.UnionType:
+        found = [shape_problems(value, option, where, extra) for option in args]
+        if any(not problems for problems in found):
+            return []
+        return [f"{where}: {value!r:.80} is none of {shape}"]
+    if origin is Literal:
+        return [] if value in args else [f"{where}: {value!r:.80} is not one of {args}"]
+    if origin is list:
+        if not isinstance(value, list):
+            return [f"{where}: expected a list, found {type(value).__name__}"]
+        return [
+            p
+            for i, item in enumerate(value)
+            for p in shape_problems(item, args[0], f"{where}[{i}]", extra)
+        ]
+    if origin is dict:
+        if not isinstance(value, dict):
+            return [f"{where}: expected an object, found {type(value).__name__}"]
+        problems = [f"{where}: key {k!r} is not a string" for k in value if not isinstance(k, str)]
+        for key, item in value.items():
+            problems += shape_problems(item, args[1], f"{where}.{key}", extra)
+        return problems
+    if shape is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif shape is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif shape is None or shape is type(None):
+        ok = value is None
+    elif isinstance(shape, type):
+        ok = isinstance(value, shape)
+    else:
+        raise TypeError(f"shape_problems cannot check {shape!r}")
+    return (
+        []
+        if ok
+        else [f"{where}: expected {getattr(shape, '__name__', shape)}, found {value!r:.80}"]
+    )
+
+
+@functools.cache
+def _fields(shape: type) -> tuple[dict[str, object], frozenset[str]]:
+    """A TypedDict's keys with their types, and its required keys. Read from the hints, not
+    ``__required_keys__``: under ``from __future__ import annotations`` Python 3.11 cannot see
+    ``NotRequired`` in a string annotation and counts every key as required."""
+    hints = typing.get_type_hints(shape, include_extras=True)
+    optional = {k for k, hint in hints.items() if typing.get_origin(hint) is NotRequired}
+    types_ = {k: typing.get_args(hint)[0] if k in optional else hint for k, hint in hints.items()}
+    return types_, frozenset(hints) - optional
+
+
+def _typeddict_problems(value: object, shape: type, where: str, extra: ExtraKeys) -> list[str]:
+    if not isinstance(value, dict):
+        return [f"{where}: expected an object ({shape.__name__}), found {type(value).__name__}"]
+    hints, required = _fields(shape)
+    problems = [f"{where}: no {key!r} ({shape.__name__})" for key in sorted(required - set(value))]
+    allowed = extra(shape, value)
+    for key, item in value.items():
+        if key in hints:
+            problems += shape_problems(item, hints[key], f"{where}.{key}", extra)
+        elif key not in allowed:
+            problems.append(f"{where}: {key!r} is not declared in {shape.__name__}")
+    return problems
