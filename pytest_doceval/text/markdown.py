@@ -8,6 +8,11 @@ texts, so its patterns are ``re.MULTILINE`` and forgiving about indentation (``*
 time with the element grammar their seeds define (one-line patterns). Where the two readings
 differ (a heading's pandoc attributes, a setext underline's indentation) the difference is the
 seeds', and the scores are defined by it, so it is kept and named rather than merged.
+
+Tables are read by one tokenizer (`is_pipe_row`, `is_separator_row`, `split_pipe_row`,
+`table_blocks`) that every table reader calls: TEDS's trees (pandoc's reading, the defaults),
+olmOCR-bench's table facts and seed 000's table-row elements (each with the parameters its
+definition fixes, said where it calls).
 """
 
 from __future__ import annotations
