@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_doceval.kinds.extraction.suite import ExtractionSuite
 from pytest_doceval.metrics import tree_edit as tree_edit_module
 from pytest_doceval.metrics.json_input import ExtractionInputError
 from pytest_doceval.metrics.spec import find_spec
 from pytest_doceval.metrics.tree_edit import (
-    TREE_METRICS,
     Node,
     json_to_tree,
     nted,
@@ -196,5 +196,5 @@ def test_a_pair_too_large_for_memory_is_refused(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_nted_declares_lower_is_better() -> None:
-    spec = find_spec(TREE_METRICS, "nted")
+    spec = find_spec(ExtractionSuite.metrics, "nted")
     assert spec is not None and spec.direction == "lower"

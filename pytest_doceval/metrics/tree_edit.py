@@ -13,6 +13,8 @@ element inserted at the front relabels every element after it: lists are ordered
 **Distance** (`tree_edit_distance`): the Zhang-Shasha ordered tree edit distance with unit
 costs (insert 1, delete 1, relabel 1 when labels differ), the distance zss computes with its
 defaults. **NTED** = TED / (|T1| + |T2|), in [0, 1]; 0 for identical values.
+The extraction kind, which measures NTED, declares its `MetricSpec` (``nted``); this module is
+the algorithm, shared with TEDS (documents kind).
 
 **Speed.** zss takes seconds at 200 nodes; this implementation keeps Zhang-Shasha's keyroot
 decomposition and its exact recurrences but computes a whole row of the forest-distance tables
@@ -48,7 +50,7 @@ from __future__ import annotations
 
 import itertools
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any, Final
@@ -57,20 +59,11 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_doceval.metrics.json_input import ExtractionInputError, check_json
-from pytest_doceval.metrics.spec import SHARE, MetricSpec
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 # Rename costs between two trees' nodes in postorder: [i, j] for node i of T1 and j of T2.
 RenameCosts = Callable[[Sequence["Node"], Sequence["Node"]], FloatArray]
-
-TREE_METRICS: Final[Mapping[str, MetricSpec]] = {
-    "nted": MetricSpec(
-        "lower",
-        bounds=SHARE,
-        description="Zhang-Shasha tree edit distance / (gold nodes + predicted nodes) (004)",
-    ),
-}
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,19 @@ texts, so its patterns are ``re.MULTILINE`` and forgiving about indentation (``*
 time with the element grammar their seeds define (one-line patterns). Where the two readings
 differ (a heading's pandoc attributes, a setext underline's indentation) the difference is the
 seeds', and the scores are defined by it, so it is kept and named rather than merged.
+
+Tables are read by one tokenizer (`is_pipe_row`, `is_separator_row`, `split_pipe_row`,
+`table_blocks`) that every table reader calls: TEDS's trees (pandoc's reading, the defaults),
+olmOCR-bench's table facts and seed 000's table-row elements (each with the parameters its
+definition fixes, said where it calls).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 # Horizontal whitespace: every Unicode space (NBSP, thin space, ideographic space, tab) but the
 # line break. For patterns that see text before NFKC (scope split, structure extraction).
@@ -53,6 +61,7 @@ THEMATIC_BREAK = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \
 GRID_BORDER = re.compile(r"^[ \t]*\+[-=:+]*[-=][-=:+]*\+[ \t]*$")
 # A pipe table's cell boundary (``\|`` is a pipe inside a cell).
 UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
+ANY_PIPE = re.compile(r"\|")
 # A whole reply that is one fenced block (a model wrapping its Markdown in ```markdown ... ```).
 FENCED_REPLY = re.compile(r"\A\s*```[a-zA-Z]*\n(.*?)\n```\s*\Z", re.S)
 
@@ -79,3 +88,81 @@ INLINE_CODE = re.compile(r"`+([^`\n]*)`+")
 ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!$%&|~^<>\"'@:=])")
 # Seed 001's element text: any backslash escape.
 ANY_ESCAPE = re.compile(r"\\(.)")
+
+
+# --- tables: the tokenizer every table reader calls ---
+#
+# Two readers call it with different parameters, each a reading its metric is defined by: the
+# documents kind reads pandoc's pipe and grid tables into PubTabNet trees (TEDS), the facts kind
+# reads tables as olmOCR-bench's ``parse_markdown_tables`` does (its verdicts are olmOCR's).
+# The defaults are pandoc's; each parameter's docstring says what olmOCR-bench does instead.
+
+
+def is_pipe_row(line: str, *, pipe_anywhere: bool = False) -> bool:
+    """A line of a pipe table: pandoc's starts with ``|`` (after indentation); with
+    `pipe_anywhere`, any line holding a ``|`` (olmOCR-bench's, where outer pipes are optional)."""
+    return "|" in line if pipe_anywhere else line.lstrip().startswith("|")
+
+
+def is_separator_row(line: str, *, grid_marks: bool = True) -> bool:
+    """A table's delimiter row. With `grid_marks` (pandoc's, `TABLE_SEPARATOR`): dashes, colons,
+    pipes, spaces and a grid table's ``+`` and ``=``, with at least one ``|``/``+`` and one
+    ``-``/``=``. Without (olmOCR-bench's): once pipes are removed and the ends trimmed, something
+    made only of ``-``, ``:`` and spaces (so ``| : |`` is one, ``|===|`` is not)."""
+    if grid_marks:
+        return TABLE_SEPARATOR.match(line) is not None
+    inner = line.replace("|", "").strip()
+    return bool(inner) and all(ch in "- :" for ch in inner)
+
+
+def split_pipe_row(line: str, *, escaped_pipes: bool = True) -> list[str]:
+    """The cells of one pipe-table row, as written (not trimmed): the line, trimmed, split on
+    ``|``, without the blank piece an outer pipe leaves at either end (outer pipes are optional).
+    With `escaped_pipes` (pandoc's) ``\\|`` is a pipe inside a cell and stays in it, escape and
+    all; without (olmOCR-bench's), every ``|`` is a boundary."""
+    pieces = (UNESCAPED_PIPE if escaped_pipes else ANY_PIPE).split(line.strip())
+    if pieces and not pieces[0].strip():
+        pieces = pieces[1:]
+    if pieces and not pieces[-1].strip():
+        pieces = pieces[:-1]
+    return pieces
+
+
+@dataclass(frozen=True)
+class TableBlock:
+    """Lines ``start`` up to (not including) ``end`` of a text hold one table of `form`."""
+
+    form: Literal["grid", "pipe"]
+    start: int
+    end: int
+
+
+def table_blocks(
+    lines: Sequence[str],
+    *,
+    grid_tables: bool = True,
+    pipe_anywhere: bool = False,
+    min_pipe_rows: int = 1,
+) -> list[TableBlock]:
+    """Every table block of `lines`, in order. A grid table (when `grid_tables`) starts at a
+    `GRID_BORDER` line and runs over the lines that start with ``+`` or ``|``; a pipe table is a
+    run of at least `min_pipe_rows` lines that are `is_pipe_row` (`pipe_anywhere` passed on).
+    olmOCR-bench reads no grid tables and needs two lines that hold a pipe."""
+    blocks: list[TableBlock] = []
+    index = 0
+    while index < len(lines):
+        if grid_tables and GRID_BORDER.match(lines[index]):
+            end = index + 1
+            while end < len(lines) and lines[end].lstrip().startswith(("+", "|")):
+                end += 1
+            blocks.append(TableBlock("grid", index, end))
+        elif is_pipe_row(lines[index], pipe_anywhere=pipe_anywhere):
+            end = index + 1
+            while end < len(lines) and is_pipe_row(lines[end], pipe_anywhere=pipe_anywhere):
+                end += 1
+            if end - index >= min_pipe_rows:
+                blocks.append(TableBlock("pipe", index, end))
+        else:
+            end = index + 1
+        index = end
+    return blocks

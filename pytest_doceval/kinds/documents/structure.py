@@ -121,7 +121,8 @@ def extract_elements(markdown: str) -> list[Element]:
         elif _TABLE_ROW.match(line.strip()):
             row = line.strip()
             if not TABLE_SEPARATOR.match(row):
-                cells = [_normalise(cell) for cell in row[1:-1].split("|")]
+                # Seed 000's row splits on every "|" (an escaped one too), between outer pipes.
+                cells = [_normalise(c) for c in md.split_pipe_row(row, escaped_pipes=False)]
                 elements.append(("table_row", "|".join(cells)))
         elif item := _list_item(line):
             parts = [item[1]]

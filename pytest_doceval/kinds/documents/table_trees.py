@@ -1,6 +1,7 @@
 """Every table of a text, read into the shape PubTabNet's TEDS compares (issue 20).
 
-Three forms are read, in this order, each from what the previous ones left:
+Three forms are read, in this order, each from what the previous ones left (grid and pipe
+blocks are found and split by the shared tokenizer of `text.markdown`, with pandoc's reading):
 
 * **HTML** ``<table>`` (what pandoc writes for a table a pipe table cannot hold, and what many
   VLMs write), with the stdlib's tolerant ``html.parser``: ``<thead>``/``<tbody>``/``<tfoot>``
@@ -16,10 +17,10 @@ Three forms are read, in this order, each from what the previous ones left:
   boundaries they cross; cells above the ``+===+`` line form the ``<thead>``, the rest the
   ``<tbody>``.
 * **Pipe tables** (``| a | b |`` lines, pandoc's and the VLMs'): the row above the separator
-  row (`markdown.TABLE_SEPARATOR`) is the ``<thead>``, the rest the ``<tbody>``; a block with
+  row (`markdown.is_separator_row`) is the ``<thead>``, the rest the ``<tbody>``; a block with
   no separator after its first row has only a ``<tbody>`` (with a note). Cells split on ``|``
-  not escaped as ``\\|``. A row with another number of cells than the first (ragged) is read as
-  it is, with a note.
+  not escaped as ``\\|`` (`markdown.split_pipe_row`). A row with another number of cells than
+  the first (ragged) is read as it is, with a note.
 
 **Cell text** (`cell_text`), the same for every form: Unicode NFKC, then pandoc's attribute
 syntax and markdown syntax removed as the fair profile does it (`normalise.remove_pandoc_divs`:
@@ -39,7 +40,6 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
 from pytest_doceval.text import markdown as md
-from pytest_doceval.text.markdown import TABLE_SEPARATOR
 from pytest_doceval.text.normalise import (
     collapse_whitespace,
     remove_pandoc_divs,
@@ -338,30 +338,22 @@ def _read_grid(lines: list[str], start: int, number: int) -> tuple[Table | None,
 
 # ------------------------------------------------------------------------------------ pipe
 
-_UNESCAPED_PIPE = md.UNESCAPED_PIPE
 _NOT_NEWLINE = re.compile(r"[^\n]")
-
-
-def _pipe_cells(line: str) -> list[str]:
-    parts = _UNESCAPED_PIPE.split(line.strip())
-    parts = parts[1:]  # the leading pipe
-    if parts and not parts[-1].strip():
-        parts = parts[:-1]
-    return parts
 
 
 def _read_pipe(lines: list[str], start: int, number: int) -> tuple[Table | None, list[str]]:
     notes: list[str] = []
-    has_head = len(lines) > 1 and TABLE_SEPARATOR.match(lines[1]) is not None
+    has_head = len(lines) > 1 and md.is_separator_row(lines[1])
     if not has_head:
         notes.append(f"pipe table {number}: no separator row under its first row: no header")
     rows: list[Row] = []
     for index, line in enumerate(lines):
-        if TABLE_SEPARATOR.match(line):
+        if md.is_separator_row(line):
             if index != 1:
                 notes.append(f"pipe table {number}: a separator row inside the table is skipped")
             continue
-        rows.append(tuple(Cell(cell_text(raw)) for raw in _pipe_cells(line)))
+        # Pandoc's reading (the default): ``\|`` is a pipe inside the cell.
+        rows.append(tuple(Cell(cell_text(raw)) for raw in md.split_pipe_row(line)))
     widths = [len(row) for row in rows]
     if len(set(widths)) > 1:
         notes.append(
@@ -376,10 +368,6 @@ def _read_pipe(lines: list[str], start: int, number: int) -> tuple[Table | None,
 
 
 # ------------------------------------------------------------------------------------ text
-
-
-def _is_pipe_row(line: str) -> bool:
-    return line.lstrip().startswith("|")
 
 
 def read_tables(text: str) -> TableReading:
@@ -397,25 +385,13 @@ def read_tables(text: str) -> TableReading:
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
-    grids = pipes = 0
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        if _GRID_BORDER.match(line):
-            end = index + 1
-            while end < len(lines) and lines[end].lstrip().startswith(("+", "|")):
-                end += 1
-            grids += 1
-            found.append(_read_grid(lines[index:end], offsets[index], grids))
-            index = end
-        elif _is_pipe_row(line):
-            end = index + 1
-            while end < len(lines) and _is_pipe_row(lines[end]):
-                end += 1
-            pipes += 1
-            found.append(_read_pipe(lines[index:end], offsets[index], pipes))
-            index = end
-        else:
-            index += 1
+    numbers = {"grid": 0, "pipe": 0}
+    # Pandoc's blocks (the defaults): grid tables, pipe rows start with "|", one row is a table.
+    for block in md.table_blocks(lines):
+        numbers[block.form] += 1
+        read = _read_grid if block.form == "grid" else _read_pipe
+        found.append(
+            read(lines[block.start : block.end], offsets[block.start], numbers[block.form])
+        )
     tables = sorted((t for t, _ in found if t is not None), key=lambda t: t.start)
     return TableReading(tables, [note for _, notes in found for note in notes])

@@ -1,6 +1,7 @@
 """Tables of a page output (markdown and HTML) and the ``table`` fact check.
 
-The markdown parser follows olmOCR-bench's ``parse_markdown_tables`` (``olmocr/bench/tests.py``);
+The markdown parser follows olmOCR-bench's ``parse_markdown_tables`` (``olmocr/bench/tests.py``),
+on the shared table tokenizer of `text.markdown` with olmOCR's parameters;
 HTML tables are read by `html_tables`, and both become grids with neighbours in `grid`. The
 check follows olmOCR's ``TableTest.run``.
 
@@ -23,6 +24,7 @@ from pytest_doceval.kinds.facts.html_tables import parse_html_tables
 from pytest_doceval.kinds.facts.model import TableFact
 from pytest_doceval.kinds.facts.normalise import normalise_text
 from pytest_doceval.kinds.facts.result import FactResult, PageOutput, quote
+from pytest_doceval.text import markdown as md
 
 __all__ = [
     "CellSpec",
@@ -35,23 +37,31 @@ __all__ = [
 
 # --- markdown ---
 
+# olmOCR-bench's reading, not pandoc's: its verdicts are defined by it. So every ``|`` is a cell
+# boundary (olmOCR splits on ``|``, escaped or not), a table is two or more lines holding a ``|``
+# anywhere, no grid tables, and its separator is made of ``-``, ``:`` and spaces only.
+_ESCAPED_PIPES = False
+_PIPE_ANYWHERE = True
+_MIN_ROWS = 2
+_GRID_MARKS = False
 
-def _is_separator(line: str) -> bool:
-    inner = line.replace("|", "").strip()
-    return bool(inner) and all(ch in "- :" for ch in inner)
+
+def _only_pipes_and_marks(line: str) -> bool:
+    # olmOCR drops, besides the first separator, every line made only of "- :|" (untrimmed: a
+    # line ending in a tab or "\r" is not one).
+    return bool(line.strip()) and all(ch in "- :|" for ch in line)
 
 
 def _markdown_rows(lines: Sequence[str]) -> list[list[str]]:
-    separator = next((i for i, line in enumerate(lines) if _is_separator(line)), None)
+    separator = next(
+        (i for i, line in enumerate(lines) if md.is_separator_row(line, grid_marks=_GRID_MARKS)),
+        None,
+    )
     rows: list[list[str]] = []
     for i, line in enumerate(lines):
-        if i == separator or (line.strip() and all(ch in "- :|" for ch in line)):
+        if i == separator or _only_pipes_and_marks(line):
             continue
-        cells = [cell.strip() for cell in line.split("|")]
-        if cells and cells[0] == "":
-            cells = cells[1:]
-        if cells and cells[-1] == "":
-            cells = cells[:-1]
+        cells = [cell.strip() for cell in md.split_pipe_row(line, escaped_pipes=_ESCAPED_PIPES)]
         if cells:
             rows.append(cells)
     return rows
@@ -59,18 +69,13 @@ def _markdown_rows(lines: Sequence[str]) -> list[list[str]]:
 
 def parse_markdown_tables(content: str) -> list[TableData]:
     """Every markdown table of `content` (module docstring for the rules)."""
-    blocks: list[list[str]] = []
-    current: list[str] = []
-    for line in [*content.strip().split("\n"), ""]:  # the sentinel closes a final block
-        if "|" in line:
-            current.append(line)
-            continue
-        if len(current) >= 2:
-            blocks.append(current)
-        current = []
+    lines = content.strip().split("\n")
+    blocks = md.table_blocks(
+        lines, grid_tables=False, pipe_anywhere=_PIPE_ANYWHERE, min_pipe_rows=_MIN_ROWS
+    )
     tables = []
     for block in blocks:
-        rows = _markdown_rows(block)
+        rows = _markdown_rows(lines[block.start : block.end])
         specs = [
             [CellSpec(text, heading=r == 0 or c == 0) for c, text in enumerate(row)]
             for r, row in enumerate(rows)
