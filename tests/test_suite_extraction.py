@@ -4,6 +4,7 @@ analyses against independent computations (scipy)."""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -643,10 +644,22 @@ def test_extractor_pairs_compare_extractors_on_the_same_variant() -> None:
 REPO = Path(__file__).resolve().parents[1]
 
 
+@functools.cache
 def _tool(name: str) -> Any:
+    """A script of tools/, loaded once (a @given test must not load it per example)."""
     from tests.test_realdata_extraction import load_tool
 
     return load_tool(name)
+
+
+@pytest.fixture(scope="module")
+def noise_tool() -> Any:
+    return _tool("ocr_noise")
+
+
+@pytest.fixture(scope="module")
+def regex_tool() -> Any:
+    return _tool("regex_extract")
 
 
 def _same_files(made: Path, committed: Path, pattern: str) -> int:
@@ -703,10 +716,10 @@ def test_ocr_noise_is_seeded_and_silent_at_rate_zero() -> None:
 
 
 @given(st.text(alphabet="rnmlI1O0oecS5B8hd,. abcxyzřéü\n"), st.integers(0, 2**32))
-def test_confusions_come_only_from_the_table(line: str, seed: int) -> None:
+def test_confusions_come_only_from_the_table(noise_tool: Any, line: str, seed: int) -> None:
     import random
 
-    noise = _tool("ocr_noise")
+    noise = noise_tool
     assert noise.confuse(line, 0.0, random.Random(seed)) == line
     out = noise.confuse(line, 1.0, random.Random(seed))
     allowed = set(line) | {c for options in noise.CONFUSIONS.values() for o in options for c in o}
@@ -714,8 +727,8 @@ def test_confusions_come_only_from_the_table(line: str, seed: int) -> None:
 
 
 @given(st.integers(-99_999_999, 99_999_999))
-def test_regex_amounts_read_every_common_spelling(cents: int) -> None:
-    rules = _tool("regex_extract")
+def test_regex_amounts_read_every_common_spelling(regex_tool: Any, cents: int) -> None:
+    rules = regex_tool
     value = cents / 100
     whole, frac = divmod(abs(cents), 100)
     sign = "-" if cents < 0 else ""
