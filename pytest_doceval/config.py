@@ -9,7 +9,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.gates import Rule, SuiteGate, parse_case_gates, parse_suite_gates
@@ -159,13 +159,21 @@ class ProjectConfig:
         return project
 
 
+class StatsSettings(TypedDict):
+    """A `StatsConfig` as a report carries it (its ``config``): `StatsConfig.to_dict`."""
+
+    bootstrap_resamples: int
+    confidence: float
+    seed: int
+
+
 @dataclass(frozen=True)
 class StatsConfig:
     resamples: int = 1000
     confidence: float = 0.95
     seed: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> StatsSettings:
         return {
             "bootstrap_resamples": self.resamples,
             "confidence": self.confidence,

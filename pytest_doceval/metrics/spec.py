@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict
 
 Direction = Literal["lower", "higher"]
 DIRECTIONS: tuple[Direction, ...] = ("lower", "higher")
@@ -19,6 +19,18 @@ Bounds = tuple[float | None, float | None]
 # The range of a share (F1, accuracy, IMQ, a pass rate) and of a rate that can exceed 1 (CER).
 SHARE: Bounds = (0.0, 1.0)
 RATE: Bounds = (0.0, None)
+
+
+class MetricSpecEntry(TypedDict):
+    """A `MetricSpec` as a report carries it (``metrics.<name>``): `MetricSpec.to_dict`."""
+
+    direction: Direction
+    headline: bool
+    counts: str | None
+    pooled: str | None
+    binary: bool
+    description: str
+    bounds: list[float | None]  # [low, high]; None for an open side
 
 
 @dataclass(frozen=True)
@@ -51,10 +63,16 @@ class MetricSpec:
                 f"MetricSpec direction must be 'lower' or 'higher', not {self.direction!r}"
             )
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["bounds"] = list(self.bounds)
-        return data
+    def to_dict(self) -> MetricSpecEntry:
+        return {
+            "direction": self.direction,
+            "headline": self.headline,
+            "counts": self.counts,
+            "pooled": self.pooled,
+            "binary": self.binary,
+            "description": self.description,
+            "bounds": list(self.bounds),
+        }
 
     def clip(self, value: float) -> float:
         """`value` inside `bounds` (NaN stays NaN: an interval of one case has no bounds)."""

@@ -24,7 +24,6 @@ from pytest_doceval.report.schema import (
     SuiteSection,
     add_kind_keys,
     kind_keys,
-    stats_settings,
 )
 from pytest_doceval.rows import Row, row_key
 
@@ -141,7 +140,7 @@ def merge_reports(
         )
     return build_report(
         sections,
-        stats_settings(config),
+        config.to_dict(),
         interrupted=any(r.get("interrupted") for r in reports),
     )
 

@@ -21,12 +21,12 @@ import typing
 from collections.abc import Callable, Container, Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 
+from pytest_doceval.config import StatsSettings as StatsSettings  # the report's `config`
 from pytest_doceval.errors import DocevalError
+from pytest_doceval.metrics.spec import MetricSpecEntry as MetricSpecEntry
 from pytest_doceval.rows import Row
 
 if typing.TYPE_CHECKING:
-    from pytest_doceval.config import StatsConfig
-    from pytest_doceval.metrics.spec import MetricSpec
     from pytest_doceval.stats.interval import Interval
 
 
@@ -35,26 +35,6 @@ class Environment(TypedDict):
     platform: str
     executable: str
     packages: dict[str, str]  # distribution -> version, for those installed
-
-
-class StatsSettings(TypedDict):
-    """The report's ``config``: the statistics settings every interval was made with."""
-
-    bootstrap_resamples: int
-    confidence: float
-    seed: int
-
-
-class MetricSpecEntry(TypedDict):
-    """A `MetricSpec` as the report carries it (``metrics.<name>``)."""
-
-    direction: Literal["lower", "higher"]
-    headline: bool
-    counts: str | None
-    pooled: str | None
-    binary: bool
-    description: str
-    bounds: list[float | None]  # [low, high]; None for an open side
 
 
 class GateRules(TypedDict):
@@ -203,27 +183,6 @@ def kind_keys(section: Mapping[str, object]) -> dict[str, object]:
     analyses = section.get("analysis_keys")
     skip = declared_keys(SuiteSection) | set(analyses if isinstance(analyses, list) else ())
     return {k: v for k, v in section.items() if k not in skip}
-
-
-def stats_settings(config: StatsConfig) -> StatsSettings:
-    return {
-        "bootstrap_resamples": config.resamples,
-        "confidence": config.confidence,
-        "seed": config.seed,
-    }
-
-
-def spec_entry(spec: MetricSpec) -> MetricSpecEntry:
-    direction: Literal["lower", "higher"] = "lower" if spec.direction == "lower" else "higher"
-    return {
-        "direction": direction,
-        "headline": spec.headline,
-        "counts": spec.counts,
-        "pooled": spec.pooled,
-        "binary": spec.binary,
-        "description": spec.description,
-        "bounds": list(spec.bounds),
-    }
 
 
 def aggregate_entry(interval: Interval) -> Aggregate:

@@ -66,7 +66,6 @@ class Controller:
         # Imported here, on the controller only: scipy costs every xdist worker seconds.
         from pytest_doceval.report.analysis import analyse_suite
         from pytest_doceval.report.json_report import build_report, write_report
-        from pytest_doceval.report.schema import stats_settings
 
         sections: dict[str, SuiteSection] = {}
         for file in sorted(self.collected):
@@ -91,7 +90,7 @@ class Controller:
                 self.gate_failures.append(f"{suite.name}: {exc}")
         report = build_report(
             sections,
-            stats_settings(self.stats),
+            self.stats.to_dict(),
             shard=None if shard is None else f"{shard[0]}/{shard[1]}",
             interrupted=interrupted,
         )
@@ -120,7 +119,7 @@ class Controller:
 
     def _suite_section(self, suite: Suite, rows: list[Row]) -> SuiteSection:
         from pytest_doceval.report.analysis import analyse_suite
-        from pytest_doceval.report.schema import add_kind_keys, spec_entry
+        from pytest_doceval.report.schema import add_kind_keys
 
         measured = {m for row in rows for m in row["metrics"]}
         meta: SuiteMeta = {
@@ -130,7 +129,7 @@ class Controller:
             "systems": suite.system_names(),
             "notes": suite.notes(),
             "metrics": {
-                name: spec_entry(spec)
+                name: spec.to_dict()
                 for name, spec in ordered_specs(suite.metrics, measured).items()
             },
             "gate_rules": {
