@@ -21,6 +21,7 @@ from model_server import ModelServer
 
 from pytest_doceval.run.progress import EVERY_VARIABLE
 from tests.conftest import TRUTH, write_suite
+from tests.terminal_screen import render
 
 PAGE = "Tides\nTidal storage moves water between two basins.\n- pumps\n- turbines"
 CASES = 4  # under -n 2, xdist sends all four at once: each worker plans two at its start
@@ -154,31 +155,3 @@ def test_a_tty_shows_one_live_line_and_pytests_output_intact(
     assert re.search(r"^cases/tides/suite\.toml \.{4} +\[100%\]$", screen, re.M), screen
     assert re.search(rf"^doceval: 0/{STAGES} stages done at start", screen, re.M), screen
     assert re.search(rf"={{3,}} {CASES} passed in", screen), screen
-
-
-def render(text: str) -> str:
-    """What a terminal shows for `text`: CR, erase to end of line, cursor up and right."""
-    lines: list[list[str]] = [[]]
-    row = col = 0
-    for token in re.findall(r"\x1b\[\d*[A-Za-z]|\r\n|.", text, re.S):
-        if token in ("\n", "\r\n"):
-            row, col = row + 1, 0
-            if row == len(lines):
-                lines.append([])
-        elif token == "\r":
-            col = 0
-        elif token == "\x1b[K":
-            del lines[row][col:]
-        elif token.startswith("\x1b[") and token.endswith("A"):
-            row = max(0, row - int(token[2:-1] or 1))
-        elif token.startswith("\x1b[") and token.endswith("C"):
-            col += int(token[2:-1] or 1)
-        elif not token.startswith("\x1b"):
-            line = lines[row]
-            line.extend(" " * (col - len(line)))
-            if col < len(line):
-                line[col] = token
-            else:
-                line.append(token)
-            col += 1
-    return "\n".join("".join(line).rstrip() for line in lines)
