@@ -157,3 +157,13 @@ def test_a_tty_shows_one_live_line_and_pytests_output_intact(
     assert re.search(rf"^{dots} +\[100%\]$", screen, re.M), screen
     assert re.search(rf"^doceval: 0/{STAGES} stages done at start", screen, re.M), screen
     assert re.search(rf"={{3,}} {CASES} passed in", screen), screen
+
+
+def test_a_bad_interval_is_a_usage_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyprojecttoml('[tool.doceval]\nsuites = ["cases"]\n')
+    monkeypatch.setenv(EVERY_VARIABLE, "soon")
+    result = pytester.runpytest("--doceval", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{EVERY_VARIABLE}='soon': expected a positive number*"])
