@@ -171,7 +171,9 @@ class DocevalSession:
                 self._progress = Progress(None, every=self.progress_every)
             else:
                 every = self._status_every(lines)
-                self._progress = Progress(lines.write, show=lines.show, every=every)
+                self._progress = Progress(
+                    lines.write, show=lines.show, every=every, live=lines.live
+                )
         return self._progress
 
     def _status_every(self, lines: TerminalLines) -> float:
@@ -187,8 +189,9 @@ class DocevalSession:
         if self._lines is None:
             return
         if self._gatherer is None:
+            lines = self._lines
             self._gatherer = Gatherer(
-                self._lines.write, self._lines.show, every=self._status_every(self._lines)
+                lines.write, lines.show, every=self._status_every(lines), live=lines.live
             )
         workerinput[FOLDER_KEY] = self._gatherer.folder_for_worker()
 

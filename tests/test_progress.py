@@ -118,3 +118,20 @@ def test_status_lines_go_to_show_and_the_start_line_to_write() -> None:
 def test_the_start_line_under_xdist_names_the_workers() -> None:
     line = start_line(snap(done=0), cpu=4, model=4, executor="processes", workers=1, nodes=2)
     assert "4 CPU stage(s) on processes x1 in each of 2 xdist workers and 4 model" in line
+
+
+def test_a_live_status_line_puts_what_a_narrow_terminal_cuts_last() -> None:
+    line = status_line(snap(failed=2, in_flight={"echo": 16, "qwen": 4}), live=True)
+    assert line == (
+        "doceval: 32/120 stages done, ETA 28 s, 2 error(s), 10 s elapsed, "
+        "requests in flight: echo 16, qwen 4"
+    )
+    assert len(line[: line.index(", requests")]) < 80
+    now = [0.0]
+    shown: list[str] = []
+    progress = Progress(None, show=shown.append, every=1.0, clock=lambda: now[0], live=True)
+    progress.tick(snap())
+    assert shown == []
+    now[0] = 1.0
+    progress.tick(snap())
+    assert shown and shown[0].startswith("doceval: 30/120 stages done, ETA")

@@ -75,17 +75,16 @@ def _seconds(value: float) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
-def status_line(snapshot: Snapshot) -> str:
+def status_line(snapshot: Snapshot, *, live: bool = False) -> str:
+    """`live`: the ETA first and the requests in flight (one entry per model) last, for a
+    live line cut at the terminal's width."""
     in_flight = ", ".join(f"{model} {n}" for model, n in sorted(snapshot.in_flight.items()))
     eta = snapshot.eta()
-    parts = [
-        f"doceval: {snapshot.finished}/{snapshot.total} stages done",
-        f"requests in flight: {in_flight or 'none'}",
-        f"{snapshot.failed} error(s)",
-        f"{_seconds(snapshot.elapsed)} elapsed",
-    ]
-    if eta is not None:
-        parts.append(f"ETA {_seconds(eta)}")
+    done = f"doceval: {snapshot.finished}/{snapshot.total} stages done"
+    requests = f"requests in flight: {in_flight or 'none'}"
+    rest = [f"{snapshot.failed} error(s)", f"{_seconds(snapshot.elapsed)} elapsed"]
+    until = [] if eta is None else [f"ETA {_seconds(eta)}"]
+    parts = [done, *until, *rest, requests] if live else [done, requests, *rest, *until]
     return ", ".join(parts)
 
 
@@ -156,9 +155,11 @@ class Progress:
         every: float = DEFAULT_EVERY,
         clock: Callable[[], float] = time.monotonic,
         show: Write | None = None,
+        live: bool = False,
     ) -> None:
         self.write = write
         self.show = show if show is not None else write
+        self.live = live  # `show` rewrites one line in place (see `status_line`)
         self.every = every
         self.clock = clock
         self._due = clock() + every
@@ -175,5 +176,5 @@ class Progress:
         """A status line if one is due and work is left."""
         if self.clock() >= self._due and snapshot.finished < snapshot.total:
             if self.show is not None:
-                self.show(status_line(snapshot))
+                self.show(status_line(snapshot, live=self.live))
             self._due = self.clock() + self.every

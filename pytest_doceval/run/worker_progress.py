@@ -107,11 +107,12 @@ class Gatherer:
         show: Write,
         *,
         every: float,
+        live: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="doceval-progress-"))
         self.expected = 0  # workers told where to publish
-        self.progress = Progress(write, show=show, every=every, clock=clock)
+        self.progress = Progress(write, show=show, every=every, clock=clock, live=live)
         self.every = every
         self.clock = clock
         self._first_seen: float | None = None
