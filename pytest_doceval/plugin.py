@@ -340,6 +340,7 @@ class SessionHooks:
             # A broken suite, or an item whose xdist worker crashed: keep it in the report.
             self.session.add_row(self._suite_file(report.nodeid), _lost_row(report))
 
+    @pytest.hookimpl(trylast=True)  # the start line after pytest's "collected N items"
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         gc.freeze()  # see pytest_runtest_logfinish
         # An xdist worker plans only the tests it is given (`pytest_runtest_protocol`).
@@ -351,12 +352,17 @@ class SessionHooks:
         if _is_worker(item.config):
             self.session.plan(_worker_queue(item, nextitem), announce=False)
 
+    @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: a worker is being set up
+    def pytest_configure_node(self, node: Any) -> None:
+        self.session.configure_node(node.workerinput)
+
     @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: a worker finished
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         totals = getattr(node, "workeroutput", {}).get("doceval_engine")
         if totals:
             self.session.add_worker_totals(totals)
 
+    @pytest.hookimpl(trylast=True)  # a progress line after pytest's own writes, not on them
     def pytest_runtest_logfinish(self) -> None:
         """Freeze what is alive every FREEZE_EVERY tests. A big suite keeps every item, row
         and report to the end, and Python's full garbage collections, each a walk over all of

@@ -26,16 +26,19 @@ from pytest_doceval.run.case_gates import SuiteBaselines, case_gate_failures
 from pytest_doceval.run.catalog import SuiteCatalog
 from pytest_doceval.run.controller import Controller
 from pytest_doceval.run.progress import (
+    LIVE_EVERY,
     Progress,
     Totals,
+    progress_every,
     start_line,
     summary_line,
-    terminal_writer,
 )
+from pytest_doceval.run.terminal_lines import TerminalLines, TerminalTurns, terminal_lines
 
 if TYPE_CHECKING:
     from pytest_doceval.engine import Engine
     from pytest_doceval.report.schema import Report
+    from pytest_doceval.run.worker_progress import Gatherer, Publisher, WorkerState
 
 SESSION_KEY: pytest.StashKey[DocevalSession] = pytest.StashKey()
 
@@ -101,6 +104,12 @@ class DocevalSession:
         self._engine: Engine | None = None
         self._stage_keys: dict[str, list[str]] = {}  # node id -> the keys its test waits for
         self._progress: Progress | None = None
+        self.progress_every = progress_every()
+        self._lines = terminal_lines(config)
+        if self._lines is not None:
+            config.pluginmanager.register(TerminalTurns(self._lines), "doceval-terminal")
+        self._gatherer: Gatherer | None = None  # the xdist controller's progress
+        self._publisher: Publisher | None = None  # an xdist worker's
         self.totals = Totals()
 
     # -- suites and baselines -----------------------------------------------------------------
@@ -144,6 +153,7 @@ class DocevalSession:
             self._stage_keys[item.nodeid] = []
             if stages:
                 self._stage_keys[item.nodeid] = self.engine.add(stages)
+        self._publish_progress()
         if not announce or self._engine is None:
             return
         cpu, model = self._engine.to_run()
@@ -158,8 +168,70 @@ class DocevalSession:
 
     def progress(self) -> Progress:
         if self._progress is None:
-            self._progress = Progress(terminal_writer(self.config))
+            lines = self._lines
+            if lines is None:
+                self._progress = Progress(None, every=self.progress_every)
+            else:
+                every = self._status_every(lines)
+                self._progress = Progress(
+                    lines.write, show=lines.show, every=every, live=lines.live
+                )
         return self._progress
+
+    def _status_every(self, lines: TerminalLines) -> float:
+        """A live line moves about once a second; lines that stay come every interval."""
+        return min(self.progress_every, LIVE_EVERY) if lines.live else self.progress_every
+
+    # -- progress under xdist -----------------------------------------------------------------
+
+    def configure_node(self, workerinput: dict[str, Any]) -> None:
+        """The controller tells a worker where to publish its engine's state."""
+        from pytest_doceval.run.worker_progress import FOLDER_KEY, Gatherer
+
+        if self._lines is None:
+            return
+        if self._gatherer is None:
+            lines = self._lines
+            self._gatherer = Gatherer(
+                lines.write, lines.show, every=self._status_every(lines), live=lines.live
+            )
+        workerinput[FOLDER_KEY] = self._gatherer.folder_for_worker()
+
+    def _publish_progress(self) -> None:
+        """A worker given a folder publishes there from its first plan on."""
+        workerinput = getattr(self.config, "workerinput", None)
+        if self._publisher is not None or not workerinput:
+            return
+        from pytest_doceval.run.worker_progress import (
+            FOLDER_KEY,
+            PUBLISH_EVERY,
+            Publisher,
+        )
+
+        folder = workerinput.get(FOLDER_KEY)
+        if folder:
+            path = Path(folder) / f"{workerinput['workerid']}.json"
+            every = min(PUBLISH_EVERY, self.progress_every / 2)
+            self._publisher = Publisher(path, self._worker_state, every=every)
+            self._publisher.start()
+
+    def _worker_state(self) -> WorkerState | None:
+        from pytest_doceval.run.worker_progress import WorkerState
+
+        engine = self._engine
+        if engine is None:
+            return None
+        cpu, model = engine.to_run()
+        slot = engine.slot
+        return WorkerState(engine.snapshot(), cpu, model, slot.spec.text, slot.workers)
+
+    def _stop_progress(self) -> None:
+        if self._publisher is not None:
+            self._publisher.stop()
+        if self._gatherer is not None:
+            self._gatherer.stop()
+        if self._lines is not None:
+            self._lines.close()
 
     def wait_for_stages(self, nodeid: str) -> None:
         """Wait for the stages of test `nodeid`, saying how the run goes every few seconds."""
@@ -177,6 +249,7 @@ class DocevalSession:
     def close_models(self) -> None:
         """Stop the engine (what is still queued or in flight is no longer needed: the tests
         are over, or the run was interrupted) and the models; one line of totals."""
+        self._stop_progress()
         engine, self._engine = self._engine, None
         if engine is not None:
             engine.close(cancel=True)

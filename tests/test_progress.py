@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pytest_doceval.engine import Snapshot
-from pytest_doceval.run.progress import Progress, Totals, start_line, status_line, summary_line
+from pytest_doceval.run.progress import (
+    DEFAULT_EVERY,
+    EVERY_VARIABLE,
+    Progress,
+    Totals,
+    progress_every,
+    start_line,
+    status_line,
+    summary_line,
+    summed,
+)
 
 
 def snap(**changes: object) -> Snapshot:
@@ -66,3 +78,60 @@ def test_totals_of_workers_add_up() -> None:
     totals.add(Totals.of(snap(done=50, failed=10, total=60), {"model": 30, "peer": 2}).to_dict())
     assert (totals.stages, totals.finished, totals.failed) == (120, 120, 10)
     assert totals.requests == {"model": 60, "peer": 2} and totals.cpu_seconds == 8.0
+
+
+def test_snapshots_of_workers_sum_to_one() -> None:
+    one = snap(total=60, done=20, cached=5, failed=1, in_flight={"echo": 3}, elapsed=8.0)
+    two = snap(total=40, done=10, cached=0, failed=2, in_flight={"echo": 1, "qwen": 2})
+    whole = summed([one, two])
+    assert (whole.total, whole.done, whole.cached, whole.failed) == (100, 30, 5, 3)
+    assert whole.in_flight == {"echo": 4, "qwen": 2}
+    assert whole.cpu_seconds == 8.0 and whole.elapsed == 10.0  # the longest
+    # The run's rate: 28 stages worked (33 finished, 5 from the cache) in 10 s, 67 left.
+    assert whole.eta() == pytest.approx(10.0 / 28 * 67)
+    assert status_line(whole).startswith("doceval: 33/100 stages done")
+    assert "requests in flight: echo 4, qwen 2" in status_line(whole)
+    assert summed([]).total == 0
+
+
+def test_the_interval_comes_from_one_variable() -> None:
+    assert progress_every({}) == DEFAULT_EVERY == 10.0
+    assert progress_every({EVERY_VARIABLE: " 0.5 "}) == 0.5
+    for bad in ("0", "-1", "soon", "inf", "nan"):
+        with pytest.raises(pytest.UsageError, match=f"{EVERY_VARIABLE}="):
+            progress_every({EVERY_VARIABLE: bad})
+
+
+def test_status_lines_go_to_show_and_the_start_line_to_write() -> None:
+    now = [0.0]
+    kept: list[str] = []
+    live: list[str] = []
+    progress = Progress(kept.append, show=live.append, every=1.0, clock=lambda: now[0])
+    progress.say("doceval: start")
+    now[0] = 1.0
+    progress.tick(snap())
+    assert kept == ["doceval: start"] and len(live) == 1
+    assert Progress(None).show is None  # nowhere to show: ticks are silent
+    Progress(None, every=0.0).tick(snap())
+
+
+def test_the_start_line_under_xdist_names_the_workers() -> None:
+    line = start_line(snap(done=0), cpu=4, model=4, executor="processes", workers=1, nodes=2)
+    assert "4 CPU stage(s) on processes x1 in each of 2 xdist workers and 4 model" in line
+
+
+def test_a_live_status_line_puts_what_a_narrow_terminal_cuts_last() -> None:
+    line = status_line(snap(failed=2, in_flight={"echo": 16, "qwen": 4}), live=True)
+    assert line == (
+        "doceval: 32/120 stages done, ETA 28 s, 2 error(s), 10 s elapsed, "
+        "requests in flight: echo 16, qwen 4"
+    )
+    assert len(line[: line.index(", requests")]) < 80
+    now = [0.0]
+    shown: list[str] = []
+    progress = Progress(None, show=shown.append, every=1.0, clock=lambda: now[0], live=True)
+    progress.tick(snap())
+    assert shown == []
+    now[0] = 1.0
+    progress.tick(snap())
+    assert shown and shown[0].startswith("doceval: 30/120 stages done, ETA")

@@ -1,23 +1,67 @@
 """Progress lines of the engine: a user must see that a long cold run is working.
 
-Lines start with ``doceval:``. One when the work starts (with the totals), then one every
-`every` seconds while a test waits for its stages or between tests: stages done/total, model
-requests in flight per model, errors so far, elapsed time and an ETA. At the end one line of
-totals. They are written by the main thread through pytest's terminal reporter with capture
-suspended (`terminal_writer`), as pytest's live logging does: a background thread's
-writes are swallowed by capture and break pytest's progress line.
+Lines start with ``doceval:``. One when the work starts (with the totals), then a status line
+every `every` seconds while a test waits for its stages or between tests: stages done/total,
+model requests in flight per model, errors so far, elapsed time and an ETA. At the end one
+line of totals. Where they go and how (one live line on a TTY, stacked lines elsewhere) is
+`run/terminal_lines.py`; under xdist the controller sums the workers' snapshots
+(`run/worker_progress.py`).
 """
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pytest
 
 from pytest_doceval.engine import Snapshot
+
+# One home for the interval: seconds between status lines, unless DOCEVAL_PROGRESS_EVERY says.
+DEFAULT_EVERY = 10.0
+EVERY_VARIABLE = "DOCEVAL_PROGRESS_EVERY"
+# A live line (a TTY) is rewritten in place, so it can afford to move about once a second.
+LIVE_EVERY = 1.0
+
+
+def progress_every(environ: Mapping[str, str] | None = None) -> float:
+    """Seconds between status lines: ``DOCEVAL_PROGRESS_EVERY`` (a positive number) or 10."""
+    text = (os.environ if environ is None else environ).get(EVERY_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_EVERY
+    try:
+        every = float(text)
+    except ValueError:
+        every = -1.0
+    if not every > 0 or every == float("inf"):
+        raise pytest.UsageError(
+            f"{EVERY_VARIABLE}={text!r}: expected a positive number of seconds (default "
+            f"{DEFAULT_EVERY:g})"
+        )
+    return every
+
+
+def summed(snapshots: Iterable[Snapshot]) -> Snapshot:
+    """The snapshots of several engines (xdist workers) as one: counts add up; the elapsed
+    time is the longest, so the ETA is the whole run's work rate applied to what is left."""
+    parts = list(snapshots)
+    in_flight: Counter[str] = Counter()
+    for part in parts:
+        in_flight.update(part.in_flight)
+    return Snapshot(
+        total=sum(p.total for p in parts),
+        done=sum(p.done for p in parts),
+        cached=sum(p.cached for p in parts),
+        failed=sum(p.failed for p in parts),
+        in_flight={model: n for model, n in in_flight.items() if n},
+        cpu_seconds=sum(p.cpu_seconds for p in parts),
+        elapsed=max((p.elapsed for p in parts), default=0.0),
+    )
+
 
 Write = Callable[[str], None]
 
@@ -31,24 +75,27 @@ def _seconds(value: float) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
-def status_line(snapshot: Snapshot) -> str:
+def status_line(snapshot: Snapshot, *, live: bool = False) -> str:
+    """`live`: the ETA first and the requests in flight (one entry per model) last, for a
+    live line cut at the terminal's width."""
     in_flight = ", ".join(f"{model} {n}" for model, n in sorted(snapshot.in_flight.items()))
     eta = snapshot.eta()
-    parts = [
-        f"doceval: {snapshot.finished}/{snapshot.total} stages done",
-        f"requests in flight: {in_flight or 'none'}",
-        f"{snapshot.failed} error(s)",
-        f"{_seconds(snapshot.elapsed)} elapsed",
-    ]
-    if eta is not None:
-        parts.append(f"ETA {_seconds(eta)}")
+    done = f"doceval: {snapshot.finished}/{snapshot.total} stages done"
+    requests = f"requests in flight: {in_flight or 'none'}"
+    rest = [f"{snapshot.failed} error(s)", f"{_seconds(snapshot.elapsed)} elapsed"]
+    until = [] if eta is None else [f"ETA {_seconds(eta)}"]
+    parts = [done, *until, *rest, requests] if live else [done, requests, *rest, *until]
     return ", ".join(parts)
 
 
-def start_line(snapshot: Snapshot, *, cpu: int, model: int, executor: str, workers: int) -> str:
+def start_line(
+    snapshot: Snapshot, *, cpu: int, model: int, executor: str, workers: int, nodes: int = 1
+) -> str:
+    """`workers` is one process's executor size; `nodes` the xdist workers (each has one)."""
+    where = f"{executor} x{workers}" + (f" in each of {nodes} xdist workers" if nodes > 1 else "")
     return (
         f"doceval: {snapshot.finished}/{snapshot.total} stages done at start (from the cache); "
-        f"{cpu} CPU stage(s) on {executor} x{workers} and {model} model stage(s) to run"
+        f"{cpu} CPU stage(s) on {where} and {model} model stage(s) to run"
     )
 
 
@@ -97,16 +144,22 @@ def summary_line(totals: Totals) -> str:
 
 
 class Progress:
-    """Decides when a status line is due; `write` is None where nothing can be shown."""
+    """Decides when a status line is due. `write` takes lines that stay (the start line);
+    `show` takes status lines (a live line rewritten in place on a TTY; `write` if not
+    given). Either is None where nothing can be shown."""
 
     def __init__(
         self,
         write: Write | None,
         *,
-        every: float = 10.0,
+        every: float = DEFAULT_EVERY,
         clock: Callable[[], float] = time.monotonic,
+        show: Write | None = None,
+        live: bool = False,
     ) -> None:
         self.write = write
+        self.show = show if show is not None else write
+        self.live = live  # `show` rewrites one line in place (see `status_line`)
         self.every = every
         self.clock = clock
         self._due = clock() + every
@@ -122,31 +175,6 @@ class Progress:
     def tick(self, snapshot: Snapshot) -> None:
         """A status line if one is due and work is left."""
         if self.clock() >= self._due and snapshot.finished < snapshot.total:
-            self.say(status_line(snapshot))
-
-
-def terminal_writer(config: pytest.Config) -> Write | None:
-    """Where progress lines go: the terminal of a plain run, written with capture
-    suspended (as pytest's live logging writes); nowhere in an xdist worker, whose output
-    is not shown."""
-    if hasattr(config, "workerinput"):
-        return None
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is None:
-        return None
-    capture = config.pluginmanager.get_plugin("capturemanager")
-
-    def emit(line: str) -> None:
-        # Under -q the dots line has no path, and write_line would not start a new line.
-        if getattr(reporter, "_width_of_current_line", 0):
-            reporter.write("\n")
-        reporter.write_line(line)
-
-    def write(line: str) -> None:
-        if capture is None:
-            emit(line)
-            return
-        with capture.global_and_fixture_disabled():
-            emit(line)
-
-    return write
+            if self.show is not None:
+                self.show(status_line(snapshot, live=self.live))
+            self._due = self.clock() + self.every
