@@ -67,7 +67,8 @@ class PrefetchSummary:
 
 
 class Hub:
-    """Fetches `ChatRequest`s through `client`, storing them in `cache`.
+    """Fetches `ChatRequest`s (and `EmbeddingsRequest`s: their vectors stored one entry per
+    text) through `client`, storing them in `cache`.
 
     `poll_max` bounds the interval at which a process waiting for a peer's result looks for it;
     `result_timeout` is the safety net on any one synchronous wait (the real bounds are the
