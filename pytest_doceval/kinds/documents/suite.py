@@ -30,6 +30,7 @@ from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, check_system_s
 from pytest_doceval.kinds.documents import html
 from pytest_doceval.kinds.documents.chunks import (
     NOT_PLANNED,
+    SentenceBatches,
     chunk_quality,
     embeddings_key,
     embeddings_stage,
@@ -202,6 +203,7 @@ class DocumentsSuite(Suite):
         embedder = table.get("embedder") or systems_env.defaults.get("embedder")
         self.embedder_setting: str | None = str(embedder) if embedder else None
         self._embedder: Embedder | None = None
+        self._sentence_batches = SentenceBatches()
         self.systems = self._check_systems(table.get("systems"))
         self.parsers: dict[str, Parser] = {
             name: systems_env.system(name) for name in self.systems if name in systems_env
@@ -374,6 +376,7 @@ class DocumentsSuite(Suite):
             source=source,
             label=f"sentence embeddings of {ref.system} on {ref.case}",
             case=ref.case,
+            batches=self._sentence_batches,
         )
         return [*parse, embed]
 
