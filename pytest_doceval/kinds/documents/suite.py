@@ -338,6 +338,7 @@ class DocumentsSuite(Suite):
         precomputed output); none for what cannot run (a missing PDF or output file, an
         unusable embedder): the test says why."""
         pdf = self.spec.path / ref.case / DOCUMENT
+        parse: list[Stage] = []
         if ref.system in self.parsers:
             if not pdf.is_file():
                 return []
@@ -353,18 +354,14 @@ class DocumentsSuite(Suite):
                 )
             except DocevalError:
                 return []  # evaluate reports the cause
-            output_key, source = parse[-1].key, None
-        else:
-            parse, source = [], self._output_path(ref.case, ref.system)
-            if not source.is_file():
-                return []
-            output_key = file_digest(source)
         try:
             embedder = self.embedder()
         except DocevalError:
             return parse
-        if embedder is None:
+        source = None if parse else self._output_path(ref.case, ref.system)
+        if embedder is None or (source is not None and not source.is_file()):
             return parse
+        output_key = parse[-1].key if source is None else file_digest(source)
         setting = self.embedder_setting or ""
         kind, _, target = setting.partition(":")
         embed = embeddings_stage(
