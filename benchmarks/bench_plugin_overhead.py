@@ -135,7 +135,7 @@ def main() -> None:
         start, start_cpu = time.perf_counter(), time.process_time()
         for truth, output in pairs:
             score_document(truth, output, language="en", normalization="fair-v1")
-            chunk_quality(truth, output, embedder=None, cache_dir=None)
+            chunk_quality(truth, output, embedder=None, store=None)
         metric = time.perf_counter() - start
         metric_cpu = time.process_time() - start_cpu
     n = args.cases

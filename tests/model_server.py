@@ -3,10 +3,11 @@
 ``POST /v1/chat/completions`` answers with `reply_text(messages)`: one line per message, its role
 and text, and for each image part ``image <byte length> <sha256>`` of the decoded bytes -- so a
 test can tell that an image arrived exactly as it was given. ``POST /v1/embeddings`` returns
-unit vectors derived from each input's SHA-256. ``GET /_stats`` reports the request counts.
+unit vectors derived from each input's SHA-256, after the same latency. ``GET /_stats`` reports
+the request counts.
 
-Faults are chosen per request by markers anywhere in the messages' text, so one server serves
-many tests at once:
+Faults are chosen per request by markers anywhere in the messages' text (an embeddings
+request's inputs), so one server serves many tests at once:
 
     [latency:0.2]                   answer 0.2 s later (on top of the server's own latency)
     [fault:500 times=2]             HTTP 500 for the first 2 requests with this body (any status)
@@ -146,15 +147,17 @@ class _Handler(BaseHTTPRequestHandler):
         seen = owner.count_body(body)
         with owner.in_flight():
             if self.path == "/v1/embeddings":
-                self._embeddings(body)
+                self._embeddings(body, seen)
             elif self.path == "/v1/chat/completions":
                 self._chat(body, seen)
             else:
                 self._send_json(404, {"error": {"message": f"no such path {self.path}"}})
 
-    def _embeddings(self, body: dict[str, Any]) -> None:
+    def _embeddings(self, body: dict[str, Any], seen: int) -> None:
         inputs = body.get("input", [])
         inputs = [inputs] if isinstance(inputs, str) else list(inputs)
+        if self._act(" ".join(str(t) for t in inputs), seen):
+            return
         dims = int(body.get("dimensions", 8))
         data = [
             {"object": "embedding", "index": i, "embedding": embedding(str(t), dims)}
@@ -162,11 +165,9 @@ class _Handler(BaseHTTPRequestHandler):
         ]
         self._send_json(200, {"object": "list", "data": data, "model": body.get("model")})
 
-    def _chat(self, body: dict[str, Any], seen: int) -> None:
-        owner = self.server.owner
-        messages = body.get("messages", [])
-        text = " ".join(str(p.get("text", "")) for m in messages for p in _parts(m.get("content")))
-        delay = owner.latency
+    def _faults(self, text: str, seen: int) -> list[tuple[str, dict[str, str]]]:
+        """Wait the latency `text` (and the server) asks for; the faults its markers name."""
+        delay = self.server.owner.latency
         faults: list[tuple[str, dict[str, str]]] = []
         for what, arg in MARKER.findall(text):
             if what == "latency":
@@ -177,10 +178,19 @@ class _Handler(BaseHTTPRequestHandler):
             if seen <= int(opts.get("times", "1000000000")):
                 faults.append((kind, opts))
         if delay:
-            owner.stopping.wait(delay)
-        for kind, opts in faults:
-            if self._fault(kind, opts, seen):
-                return
+            self.server.owner.stopping.wait(delay)
+        return faults
+
+    def _act(self, text: str, seen: int) -> bool:
+        """Wait the latency `text` asks for and act out its faults; True if one answered."""
+        return any(self._fault(kind, opts, seen) for kind, opts in self._faults(text, seen))
+
+    def _chat(self, body: dict[str, Any], seen: int) -> None:
+        messages = body.get("messages", [])
+        text = " ".join(str(p.get("text", "")) for m in messages for p in _parts(m.get("content")))
+        faults = self._faults(text, seen)
+        if any(self._fault(kind, opts, seen) for kind, opts in faults):
+            return
         reply = reply_text(messages)
         auth = self.headers.get("Authorization", "")
         if any(kind == "echo-auth-ok" for kind, _ in faults):

@@ -311,17 +311,17 @@ class Engine:
 
     async def _ask_all(self, hub: Hub, stage: ModelStage, inputs: tuple[Any, ...]) -> Any:
         requests = stage.build(inputs)
-        answers = await asyncio.gather(*(self._ask(hub, stage.model, r) for r in requests))
+        answers = await asyncio.gather(*(self._ask(hub, stage, r) for r in requests))
         return stage.read(answers)
 
-    async def _ask(self, hub: Hub, model: str, request: Any) -> str:
+    async def _ask(self, hub: Hub, stage: ModelStage, request: Any) -> Any:
         with self._lock:
-            self._in_flight[model] += 1
+            self._in_flight[stage.model] += 1
         try:
-            return (await hub.get(request)).text
+            return stage.answer(await hub.get(request))
         finally:
             with self._lock:
-                self._in_flight[model] -= 1
+                self._in_flight[stage.model] -= 1
 
     def _model_done(self, node: _Node, future: concurrent.futures.Future[Any]) -> None:
         with self._lock:

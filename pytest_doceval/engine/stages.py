@@ -1,8 +1,8 @@
 """Stages as data: what produces a test's output, declared before anything runs.
 
 A `CpuStage` is a picklable call (a parser on a PDF, an OCR of a page) run on the engine's
-executor; a `ModelStage` builds its chat requests from its inputs' outputs and reads the
-answers. Both name the stages they need (`needs`, by key) and carry their content `key`: a
+executor; a `ModelStage` builds its requests (chat, or embeddings) from its inputs' outputs and
+reads the answers. Both name the stages they need (`needs`, by key) and carry their content `key`: a
 SHA-256 over everything that changes the output (input bytes or upstream keys, the system's
 fingerprint, prompt, generation settings) and nothing else (timeouts, concurrency, API keys).
 Two tests needing the same key share one run of the stage.
@@ -35,18 +35,27 @@ class CpuStage:
     portable: bool = True
 
 
+def answer_text(response: Any) -> str:
+    """What a chat request's `ModelStage.read` gets of each response: its text."""
+    text: str = response.text
+    return text
+
+
 @dataclass(frozen=True)
 class ModelStage:
-    """``read(answers)`` of the requests ``build(outputs_of(needs))`` sends to `model`.
-    ``build`` and ``read`` run in this process (they are cheap)."""
+    """``read(answers)`` of the requests ``build(outputs_of(needs))`` sends to `model`, each
+    answer being ``answer(response)`` (a chat response's text by default; an embeddings
+    stage's requests are `EmbeddingsRequest`s and it takes their vectors). ``build`` and
+    ``read`` run in this process (they are cheap)."""
 
     key: str
     label: str
     model: str
     build: Callable[[Sequence[Any]], Sequence[Any]]
-    read: Callable[[Sequence[str]], Any]
+    read: Callable[[Sequence[Any]], Any]
     needs: tuple[str, ...] = ()
     fingerprint: Mapping[str, Any] | None = None
+    answer: Callable[[Any], Any] = answer_text
 
 
 Stage = CpuStage | ModelStage

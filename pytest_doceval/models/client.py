@@ -26,7 +26,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import httpx
 
@@ -34,6 +34,9 @@ from pytest_doceval.errors import SuiteConfigError, SystemRunError
 from pytest_doceval.models.config import ModelConfig
 from pytest_doceval.models.requests import ChatRequest, ChatResponse
 from pytest_doceval.models.retry import RetryPolicy, retry_after_seconds
+
+if TYPE_CHECKING:
+    from pytest_doceval.models.embedding_requests import EmbeddingsRequest, EmbeddingsResponse
 
 log = logging.getLogger("pytest_doceval.models")
 T = TypeVar("T")
@@ -216,7 +219,7 @@ class ModelClient:
         if state is not None:
             await state.http.aclose()
 
-    def _check_key(self, cfg: ModelConfig, request: ChatRequest) -> None:
+    def _check_key(self, cfg: ModelConfig, request: ChatRequest | EmbeddingsRequest) -> None:
         if cfg.api_key_env is not None and not self._env.get(cfg.api_key_env):
             raise ModelError(
                 f"{request.label()}: the environment variable {cfg.api_key_env} (api_key_env) "
@@ -233,8 +236,17 @@ class ModelClient:
             headers["Authorization"] = f"Bearer {self._env.get(cfg.api_key_env, '')}"
         return headers
 
-    async def send(self, request: ChatRequest) -> ChatResponse:
-        """Send `request` now (no concurrency slot taken), retrying as the policy says."""
+    @overload
+    async def send(self, request: ChatRequest) -> ChatResponse: ...
+
+    @overload
+    async def send(self, request: EmbeddingsRequest) -> EmbeddingsResponse: ...
+
+    async def send(
+        self, request: ChatRequest | EmbeddingsRequest
+    ) -> ChatResponse | EmbeddingsResponse:
+        """Send `request` now (no concurrency slot taken), retrying as the policy says; an
+        `EmbeddingsRequest` goes to the model's ``/embeddings`` the same way."""
         cfg = self.config(request.model)
         self._check_key(cfg, request)
         content = json.dumps(request.body(), ensure_ascii=False).encode("utf-8")
@@ -242,7 +254,7 @@ class ModelClient:
         attempts = cfg.max_retries + 1
         for attempt in range(attempts):
             failure = await self._attempt(http, cfg, content, request)
-            if isinstance(failure, ChatResponse):
+            if not isinstance(failure, _Failure):
                 return failure
             last = attempt == attempts - 1
             if not failure.retry or last:
@@ -273,8 +285,8 @@ class ModelClient:
         http: httpx.AsyncClient,
         cfg: ModelConfig,
         content: bytes,
-        request: ChatRequest,
-    ) -> ChatResponse | _Failure:
+        request: ChatRequest | EmbeddingsRequest,
+    ) -> ChatResponse | EmbeddingsResponse | _Failure:
         try:
             # The deadline covers connecting, waiting and the whole body: httpx's own timeouts
             # are per read, so a body trickling forever would never trip them.
@@ -310,8 +322,13 @@ class ModelClient:
             retry_after=retry_after,
         )
 
-    def _parse(self, response: httpx.Response, request: ChatRequest) -> ChatResponse:
-        answer = read_answer(response, self.redact)
+    def _parse(
+        self, response: httpx.Response, request: ChatRequest | EmbeddingsRequest
+    ) -> ChatResponse | EmbeddingsResponse:
+        if isinstance(request, ChatRequest):
+            answer: ChatResponse | EmbeddingsResponse | str = read_answer(response, self.redact)
+        else:
+            answer = request.read_response(response, self.redact)
         if isinstance(answer, str):
             raise ModelError(
                 f"{request.label()}: {answer}",

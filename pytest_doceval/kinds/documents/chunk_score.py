@@ -39,14 +39,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from pytest_doceval.kinds.documents.chunking import Chunk
-from pytest_doceval.models.embeddings import Embedder, as_matrix
+from pytest_doceval.models.embeddings import Embedder, Matrix, as_matrix
 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?。！？])\s+|\n")
 _WORD = re.compile(r"\w")
@@ -98,12 +98,34 @@ def coherence(vectors: npt.ArrayLike) -> float | None:
     return min(1.0, max(0.0, mean_pair))
 
 
+def chunk_units(chunks: Iterable[Chunk | str]) -> list[list[str]]:
+    """The sentence units of each chunk."""
+    return [sentences(c.text if isinstance(c, Chunk) else c) for c in chunks]
+
+
+def wanted_sentences(units: Sequence[Sequence[str]]) -> list[str]:
+    """The distinct sentences CS needs a vector for (those of chunks with two or more), in
+    first-seen order: the rows of the matrix `score_units` reads. The one home of this rule,
+    shared by the engine stage that embeds them and the scoring that reads them."""
+    return list(dict.fromkeys(u for group in units if len(group) >= 2 for u in group))
+
+
 def chunk_score(chunks: Iterable[Chunk | str], embedder: Embedder) -> ChunkScore:
     """CS of `chunks` with sentence vectors from `embedder`; each distinct sentence is embedded
     once, in one call (chunks overlap, and documents repeat lines)."""
-    units = [sentences(c.text if isinstance(c, Chunk) else c) for c in chunks]
-    wanted = list(dict.fromkeys(u for group in units if len(group) >= 2 for u in group))
+    units = chunk_units(chunks)
+    wanted = wanted_sentences(units)
     vectors = as_matrix(embedder.embed(wanted), len(wanted)) if wanted else None
+    return score_units(units, vectors)
+
+
+def score_units(units: Sequence[Sequence[str]], vectors: Matrix | None) -> ChunkScore:
+    """CS of chunks cut into `units`, given the vectors of their `wanted_sentences` (row i:
+    sentence i; None when there are none)."""
+    wanted = wanted_sentences(units)
+    if wanted and (vectors is None or len(vectors) != len(wanted)):
+        rows = 0 if vectors is None else len(vectors)
+        raise ValueError(f"expected {len(wanted)} sentence vectors, got {rows}")
     row = {text: index for index, text in enumerate(wanted)}
     per_chunk: list[float | None] = []
     for group in units:

