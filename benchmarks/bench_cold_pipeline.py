@@ -179,6 +179,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller suites (about a minute)")
     parser.add_argument("--latency", type=float, default=0.5)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument(
+        "--only", action="append", choices=["documents", "exam-B1", "facts"], help="repeatable"
+    )
     args = parser.parse_args()
     sizes = (
         {"documents": 16, "exam-B1": 12, "facts": 10}
@@ -197,6 +200,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="doceval-cold-"))
     try:
         for name, make in makers.items():
+            if args.only and name not in args.only:
+                continue
             bench(name, make, sizes[name], args, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

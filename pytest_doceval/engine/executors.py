@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_doceval.engine.stages import count_whole_process
 from pytest_doceval.errors import SuiteConfigError
 
 DEFAULT_EXECUTOR = "processes"
@@ -56,7 +57,9 @@ def cpu_count() -> int:
 def quiet_worker() -> None:
     """A pool process's output goes nowhere: pytest captures what a parser prints in its own
     process, and a worker's would otherwise land in the middle of pytest's progress line
-    (RapidOCR logs every model it loads). Failures still reach the tests as exceptions."""
+    (RapidOCR logs every model it loads). Failures still reach the tests as exceptions.
+    It runs one stage at a time, so a stage's CPU time is its whole process's."""
+    count_whole_process()
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
