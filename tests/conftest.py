@@ -76,6 +76,8 @@ def _import_before_any_pytester_run() -> None:
         "pytest_doceval.kinds.exam.suite",
         "pytest_doceval.kinds.exam.ocr",
         "pytest_doceval.kinds.extraction.suite",
+        "pytest_doceval.kinds.facts.suite",
+        "pytest_doceval.kinds.facts.pages",
     ):
         importlib.import_module(name)
 
