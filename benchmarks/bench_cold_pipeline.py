@@ -13,7 +13,8 @@ server (tests/model_server.py, its own process, `--latency` seconds per answer):
 Each cold run is followed by a warm run of the same project (everything answered from the
 cache: start-up, collection and scoring only). The ideal of a cold run is
 ``max(CPU stage time / cores, requests x latency / max_concurrency) + warm run``, where the
-CPU stage time is the run's own total (its last line); the target is
+CPU stage time is the run's own total (its last line: CPU seconds the stages used where they
+ran, summed over processes, so the same plain and under ``-n 2``); the target is
 ``<= 1.3 x ideal + one latency``. Printed too: the peak of requests in flight the server saw,
 and whether each request was sent exactly once.
 """
