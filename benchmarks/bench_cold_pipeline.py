@@ -13,7 +13,8 @@ server (tests/model_server.py, its own process, `--latency` seconds per answer):
 Each cold run is followed by a warm run of the same project (everything answered from the
 cache: start-up, collection and scoring only). The ideal of a cold run is
 ``max(CPU stage time / cores, requests x latency / max_concurrency) + warm run``, where the
-CPU stage time is the run's own total (its last line); the target is
+CPU stage time is the run's own total (its last line: CPU seconds the stages used where they
+ran, summed over processes, so the same plain and under ``-n 2``); the target is
 ``<= 1.3 x ideal + one latency``. Printed too: the peak of requests in flight the server saw,
 and whether each request was sent exactly once.
 """
@@ -179,6 +180,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller suites (about a minute)")
     parser.add_argument("--latency", type=float, default=0.5)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument(
+        "--only", action="append", choices=["documents", "exam-B1", "facts"], help="repeatable"
+    )
     args = parser.parse_args()
     sizes = (
         {"documents": 16, "exam-B1": 12, "facts": 10}
@@ -197,6 +201,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="doceval-cold-"))
     try:
         for name, make in makers.items():
+            if args.only and name not in args.only:
+                continue
             bench(name, make, sizes[name], args, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

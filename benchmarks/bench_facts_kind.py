@@ -84,8 +84,9 @@ def run(root: Path, *args: str) -> tuple[float, str]:
             text=True,
         )
         peak = 0
+        each: dict[int, int] = {}  # peak RSS of each process of the tree
         while proc.poll() is None:
-            peak = max(peak, tree_rss(proc))
+            peak = max(peak, tree_rss(proc, each))
             time.sleep(0.05)
         elapsed = time.perf_counter() - started
         out.seek(0)
@@ -96,11 +97,17 @@ def run(root: Path, *args: str) -> tuple[float, str]:
     # ru_maxrss of the children: the largest single process, a floor when sampling missed it.
     peak = max(peak, after.ru_maxrss * 1024)
     tail = stdout.strip().splitlines()[-1] if stdout.strip() else stderr[-500:]
-    return elapsed, f"{tail}] [CPU {cpu:.1f} s, peak RSS {peak / 2**20:,.0f} MB"
+    main_peak = each.pop(proc.pid, 0)
+    workers = " + ".join(f"{rss / 2**20:,.0f}" for rss in each.values() if rss > 50 * 2**20)
+    return elapsed, (
+        f"{tail}] [CPU {cpu:.1f} s, peak RSS {peak / 2**20:,.0f} MB (pytest "
+        f"{main_peak / 2**20:,.0f} MB{f', workers {workers} MB' if workers else ''})"
+    )
 
 
-def tree_rss(proc: psutil.Process) -> int:
-    """Resident memory of a process and all its descendants (pytest and its xdist workers)."""
+def tree_rss(proc: psutil.Process, each: dict[int, int]) -> int:
+    """Resident memory of a process and all its descendants (pytest and its xdist workers);
+    `each` keeps each process's peak."""
     total = 0
     try:
         family = [proc, *proc.children(recursive=True)]
@@ -108,9 +115,11 @@ def tree_rss(proc: psutil.Process) -> int:
         return 0
     for member in family:
         try:
-            total += member.memory_info().rss
+            rss = member.memory_info().rss
         except psutil.Error:
             continue
+        total += rss
+        each[member.pid] = max(each.get(member.pid, 0), rss)
     return total
 
 

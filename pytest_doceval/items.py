@@ -65,7 +65,21 @@ class CaseItem(pytest.Item):
         self.ref = ref
         self.suite_name = self.path.parent.name
         self.result: Any = None
-        self.doceval_row: Row = case_row(self.suite_name, ref, nodeid=self.nodeid)
+        self._row: Row | None = None
+        self._done = False
+
+    @property
+    def doceval_row(self) -> Row | None:
+        """This test's row, made when first asked for, and None once the test is over: its
+        report carries it to the controller. A row made at collection for each of 70,000
+        items, and every result kept to the end, were hundreds of MB in every process."""
+        if self._row is None and not self._done:
+            self._row = case_row(self.suite_name, self.ref, nodeid=self.nodeid)
+        return self._row
+
+    @doceval_row.setter
+    def doceval_row(self, row: Row) -> None:
+        self._row = row
 
     @property
     def _session(self) -> Any:
@@ -80,9 +94,10 @@ class CaseItem(pytest.Item):
             self.result = session.evaluate(suite, self.ref)
         except SystemUnavailable as exc:
             pytest.skip(str(exc))
-        self.doceval_row = case_row(self.suite_name, self.ref, self.result, nodeid=self.nodeid)
-        self.doceval_row["duration"] = round(time.perf_counter() - started, 4)
-        self.doceval_row["baseline"] = session.baseline_metrics(suite, self.ref)
+        row = case_row(self.suite_name, self.ref, self.result, nodeid=self.nodeid)
+        row["duration"] = round(time.perf_counter() - started, 4)
+        row["baseline"] = session.baseline_metrics(suite, self.ref)
+        self.doceval_row = row
         for metric, value in sorted(self.result.metrics.items()):
             self.user_properties.append((metric, round(float(value), 6)))
 
@@ -91,6 +106,10 @@ class CaseItem(pytest.Item):
         failures = session.gate_failures_for(session.suite(self.path), self.result)
         if failures:
             raise GateFailure("\n".join(failures))
+
+    def teardown(self) -> None:
+        # The setup and call reports (made before this) hold what the controller needs.
+        self.result, self._row, self._done = None, None, True
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, None, f"{self.suite_name}/{self.name}"

@@ -265,20 +265,23 @@ def pytest_runtest_makereport(
 
             trace = "".join(traceback.format_exception(cause))
             report.longrepr = f"{report.longrepr}\n\n{trace}"
+    if call.when == "teardown":  # the row went with the setup or call report
+        return report
     row = getattr(item, "doceval_row", None)
     if row is None:  # a suite that could not be loaded: logged as a lost row
         return report
-    # The suite file itself, not a node id pytest made relative to a rootdir that may not hold it.
-    report.doceval_suite_file = str(item.path)  # type: ignore[attr-defined]
     if call.when == "setup" and (report.failed or report.skipped):
         row["outcome"] = "skipped" if report.skipped else "error"
         row["message"] = str(call.excinfo.value) if call.excinfo else None
-        report.doceval_row = row  # type: ignore[attr-defined]
     elif call.when == "call":
         row["outcome"] = report.outcome
         if report.failed:
             row["message"] = str(call.excinfo.value) if call.excinfo else str(report.longrepr)
-        report.doceval_row = row  # type: ignore[attr-defined]
+    else:
+        return report  # only the report that ends a test carries its row
+    report.doceval_row = row  # type: ignore[attr-defined]
+    # The suite file itself, not a node id pytest made relative to a rootdir that may not hold it.
+    report.doceval_suite_file = str(item.path)  # type: ignore[attr-defined]
     return report
 
 

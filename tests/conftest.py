@@ -49,10 +49,23 @@ def _import_before_any_pytester_run() -> None:
     bound to one copy misses the other's exceptions, a monkeypatch of one copy misses code
     bound to the other, and a function of a copy that a process-wide registry (kinds, systems)
     keeps no longer pickles ("not the same object"). Imported once here, they are in every
-    snapshot."""
+    snapshot.
+
+    The multiprocessing modules that a ``processes`` pool imports lazily belong here too: a
+    pool's semaphores register with the resource tracker of the run that made them, and their
+    finalizers unregister through whatever ``multiprocessing.resource_tracker`` is in
+    ``sys.modules`` when they run; a second copy starts a second tracker that never saw the
+    name and prints a ``KeyError`` traceback at exit. A second ``concurrent.futures.process``
+    also cannot pickle the first copy's ``_process_worker``."""
     import importlib
 
     for name in (
+        "multiprocessing.resource_tracker",
+        "multiprocessing.synchronize",
+        "multiprocessing.forkserver",
+        "concurrent.futures.process",
+        "pytest_doceval.engine.executors",
+        "pytest_doceval.engine.engine",
         "httpx",
         "httpcore",
         "pytest_doceval.models.embeddings",
@@ -67,6 +80,7 @@ def _import_before_any_pytester_run() -> None:
         "pytest_doceval.kinds.exam.ocr",
         "pytest_doceval.kinds.extraction.suite",
         "pytest_doceval.kinds.facts.suite",
+        "pytest_doceval.kinds.facts.pages",
     ):
         importlib.import_module(name)
 

@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_doceval.engine.stages import count_whole_process
 from pytest_doceval.errors import SuiteConfigError
 
 DEFAULT_EXECUTOR = "processes"
@@ -56,16 +57,26 @@ def cpu_count() -> int:
 def quiet_worker() -> None:
     """A pool process's output goes nowhere: pytest captures what a parser prints in its own
     process, and a worker's would otherwise land in the middle of pytest's progress line
-    (RapidOCR logs every model it loads). Failures still reach the tests as exceptions."""
+    (RapidOCR logs every model it loads). Failures still reach the tests as exceptions.
+    It runs one stage at a time, so a stage's CPU time is its whole process's."""
+    count_whole_process()
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     os.close(devnull)
 
 
+# What the forkserver imports once, before it forks each pool process: importing PyMuPDF
+# (which loads its layout models when ``pymupdf_layout`` is installed) cost every pool process
+# 0.7 s of CPU before its first stage. ``__main__`` stays first, as multiprocessing's default:
+# without it each process would run pytest's own script again.
+FORKSERVER_PRELOAD = ("__main__", "pytest_doceval.engine.stages", "pymupdf")
+
+
 def process_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
     """A process pool of `workers`, started by ``forkserver`` (see the module docstring)."""
     context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(FORKSERVER_PRELOAD))  # used when it first starts
     return concurrent.futures.ProcessPoolExecutor(
         workers, mp_context=context, initializer=quiet_worker
     )

@@ -72,9 +72,25 @@ class StagePlan:
         return stage.key
 
 
+# How a stage's CPU time is read where it runs. A thread shares its process with others (the
+# model hub, other stages), so by default only its own thread's CPU time counts; a pool
+# process runs one stage at a time, so there the whole process's CPU time counts -- including
+# the threads a library starts for itself (onnxruntime's, under RapidOCR). Wall time would
+# count waiting for a core as work: under load or ``-n 2`` it doubled the figure.
+_cpu_clock: Callable[[], float] = time.thread_time
+
+
+def count_whole_process() -> None:
+    """Called by a process that runs one stage at a time (a process pool's worker): count the
+    CPU time of all its threads."""
+    global _cpu_clock
+    _cpu_clock = time.process_time
+
+
 def timed_call(call: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, float]:
-    """Run `call` and say how long it took (in the worker: queueing time is not CPU time).
-    Module-level so that process pools and Dask can pickle it by name."""
-    started = time.perf_counter()
+    """Run `call` and say how many CPU seconds it took where it ran (not wall time: neither
+    queueing nor waiting for a core is work). Module-level so that process pools and Dask can
+    pickle it by name."""
+    started = _cpu_clock()
     output = call(*args)
-    return output, time.perf_counter() - started
+    return output, _cpu_clock() - started
