@@ -355,6 +355,19 @@ class SessionHooks:
         if _is_worker(item.config):
             self.session.plan(_worker_queue(item, nextitem), announce=False)
 
+    @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: how tests go out to workers
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """``--dist load`` (xdist's default under ``-n``) becomes work stealing: each worker
+        gets its whole share of the tests at once, so its engine plans all their stages at the
+        start (load scheduling hands out two or three tests at a time, and a worker's requests
+        went out in trickles); a worker that runs out takes half of another's queue. Any other
+        ``--dist`` is kept."""
+        if config.getoption("dist") != "load":
+            return None
+        from xdist.scheduler import WorkStealingScheduling
+
+        return WorkStealingScheduling(config, log)
+
     @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: a worker is being set up
     def pytest_configure_node(self, node: Any) -> None:
         self.session.configure_node(node.workerinput)
@@ -389,11 +402,10 @@ class SessionHooks:
 
     @pytest.hookimpl(tryfirst=True)  # before pytest-html renders its summary
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if _is_worker(session.config):
-            self.session.close_models()
-            return
-        self.session.close_models()
         interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
+        self.session.close_models(interrupted=interrupted)
+        if _is_worker(session.config):
+            return
         if (
             self.session.finish(interrupted=interrupted)
             and session.exitstatus == pytest.ExitCode.OK

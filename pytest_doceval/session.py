@@ -246,13 +246,13 @@ class DocevalSession:
         if self._engine is not None:
             self.progress().tick(self._engine.snapshot())
 
-    def close_models(self) -> None:
-        """Stop the engine (what is still queued or in flight is no longer needed: the tests
-        are over, or the run was interrupted) and the models; one line of totals."""
+    def close_models(self, *, interrupted: bool = False) -> None:
+        """Stop the engine and the models; one line of totals. The tests are over: what is
+        queued is dropped, what runs finishes (`Engine.close`); an interrupted run cancels it."""
         self._stop_progress()
         engine, self._engine = self._engine, None
         if engine is not None:
-            engine.close(cancel=True)
+            engine.close(cancel=interrupted)
             self.totals.add(Totals.of(engine.snapshot(), self.models.request_counts()).to_dict())
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:  # the controller sums the workers' (`add_worker_totals`)

@@ -241,3 +241,38 @@ def test_user_code_that_cannot_cross_processes_runs_when_its_test_asks(tmp_path:
         assert threads == [threading.current_thread().name]  # in the asking test's thread
     finally:
         engine.close(cancel=True)
+
+
+def test_closing_a_finished_run_lets_requests_out_finish_and_drops_queued_cpu_work(
+    model_server: ModelServer, tmp_path: Path
+) -> None:
+    """The tests are over, but a request still out may be one a peer (an xdist worker that
+    stole the test) waits for on this process's claim: it finishes and is stored, so nobody
+    sends it again. Queued CPU stages are dropped; the running one finishes."""
+    config = model_config(model_server.base_url, max_concurrency=4)
+    log = str(tmp_path / "log")
+    text = "late [latency:0.6]"
+    with make_hub(config, tmp_path / "models") as hub:
+        engine = make_engine(tmp_path, workers=1, hub=hub)
+        ask = ModelStage(
+            "ask",
+            "ask",
+            "echo",
+            build=lambda _: [_request("echo", model_server.base_url, text)],
+            read=lambda answers: answers[0],
+        )
+        slow = [cpu(f"slow{i}", engine_calls.logged, log, f"slow{i}", 0.3) for i in range(4)]
+        engine.add([ask, *slow])
+        time.sleep(0.15)
+        engine.close()
+        assert engine.output("ask").startswith("user: late")
+        with pytest.raises(StageFailed, match="stopped"):
+            engine.output("slow3")
+    assert Path(log).read_text().count("\n") == 1
+    with make_hub(config, tmp_path / "models") as again:  # the answer was stored
+        assert again.counts["model"] == 0
+        second = make_engine(tmp_path, hub=again)
+        second.add([ask])
+        assert second.output("ask").startswith("user: late")
+        second.close()
+    assert model_server.total == 1

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from pytest_doceval.models.hub import Hub
 
 _MISSING = object()
+# How long a finished run waits for model requests still out (each has its own timeouts).
+DRAIN_TIMEOUT = 120.0
 
 
 class StageFailed(SystemRunError):
@@ -365,18 +367,29 @@ class Engine:
     # -- stopping ------------------------------------------------------------------------------
 
     def close(self, *, cancel: bool = False) -> None:
-        """Stop: with `cancel` (Ctrl-C, or the run ending early), drop queued stages and cancel
-        the ones running; every unfinished stage is failed so that nobody waits forever."""
+        """Stop; every unfinished stage is then failed, so that nobody waits forever.
+
+        The tests are over (`cancel` false): queued stages are dropped, and what is already
+        running -- a CPU stage, a model request -- finishes and is stored. Under xdist's work
+        stealing a peer may have taken over the test it was for and be waiting on this
+        process's claim: cancelling the request would release the claim unanswered and make
+        the peer send it again. Ctrl-C (`cancel`): what runs is cancelled too.
+        """
         with self._lock:
             self._closed = True
             running = [n for n in self._nodes.values() if n.state not in ("done", "failed")]
-            futures = [n.future for n in running if n.future is not None]
-        if cancel:
-            for future in futures:
+            cpu = [n.future for n in running if n.future and isinstance(n.stage, CpuStage)]
+            model = [n.future for n in running if n.future and isinstance(n.stage, ModelStage)]
+        for future in cpu:
+            future.cancel()  # a running one goes on (concurrent.futures cancels only queued)
+        for future in model:
+            if cancel:
                 future.cancel()
+        if not cancel:
+            concurrent.futures.wait(model, timeout=DRAIN_TIMEOUT)
         self.slot.close(cancel=cancel)
         if self._threads is not None:
-            self._threads.shutdown(wait=not cancel, cancel_futures=cancel)
+            self._threads.shutdown(wait=not cancel, cancel_futures=True)
         with self._lock:
             for node in self._nodes.values():
                 if node.state not in ("done", "failed"):

@@ -142,7 +142,8 @@ class ExecutorSlot:
             executor.shutdown(wait=not cancel)  # Dask's: without wait, it cancels the rest
         elif executor is not None:
             processes = list((getattr(executor, "_processes", None) or {}).values())
-            executor.shutdown(wait=not cancel, cancel_futures=cancel)
+            # Queued stages are dropped either way (the tests that needed them are over).
+            executor.shutdown(wait=not cancel, cancel_futures=True)
             if cancel:  # Ctrl-C: a parse still running must not hold the exit for minutes
                 for process in processes:
                     process.terminate()
