@@ -1,0 +1,188 @@
+"""The stage engine of one run and what the user sees of it.
+
+`StageRun` makes the process's engine on first use (its executor takes this process's share
+of the cores), hands it the stages of the tests in pytest's order (`plan`), lets a test wait
+for its own stages while saying how the run goes (`wait_for_stages`, `between_tests`), and at
+the end stops the engine and keeps its totals (`close`). Under xdist each worker publishes its
+engine's state for the controller, which sums the workers' in its status lines
+(`configure_node`, `run/worker_progress.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_doceval.errors import DocevalError
+from pytest_doceval.kinds import CaseRef, RunContext, Suite
+from pytest_doceval.run.progress import LIVE_EVERY, Progress, Totals, progress_every, start_line
+from pytest_doceval.run.terminal_lines import TerminalLines, TerminalTurns, terminal_lines
+
+if TYPE_CHECKING:
+    from pytest_doceval.engine import Engine
+    from pytest_doceval.engine.store import Store
+    from pytest_doceval.models.runtime import ModelRuntime
+    from pytest_doceval.run.worker_progress import Gatherer, Publisher, WorkerState
+
+
+class StageRun:
+    """One process's engine, its progress lines and its totals."""
+
+    def __init__(
+        self,
+        config: pytest.Config,
+        *,
+        executor: str,
+        store: Store,
+        models: ModelRuntime,
+        suite: Callable[[Path], Suite],
+    ) -> None:
+        self.config = config
+        self.executor = executor
+        self.store = store
+        self.models = models
+        self.suite = suite
+        self.engine: Engine | None = None
+        self.totals = Totals()
+        self._stage_keys: dict[str, list[str]] = {}  # node id -> the keys its test waits for
+        self._progress: Progress | None = None
+        self.progress_every = progress_every()
+        self._lines = terminal_lines(config)
+        if self._lines is not None:
+            config.pluginmanager.register(TerminalTurns(self._lines), "doceval-terminal")
+        self._gatherer: Gatherer | None = None  # the xdist controller's progress
+        self._publisher: Publisher | None = None  # an xdist worker's
+
+    def _engine(self) -> Engine:
+        if self.engine is None:
+            from pytest_doceval.engine import Engine, ExecutorSlot, parse_executor
+            from pytest_doceval.engine.executors import cpu_count
+
+            # xdist workers share the machine's cores: each pool takes its share of them.
+            workers = max(1, cpu_count() // self.models.workers)
+            slot = ExecutorSlot(parse_executor(self.executor, workers=workers))
+            self.engine = Engine(slot, self.store, hub=self.models.hub)
+        return self.engine
+
+    # -- planning ------------------------------------------------------------------------------
+
+    def plan(self, items: Sequence[pytest.Item], *, announce: bool = True) -> None:
+        """Hand the stages of `items` (in their order) to the engine, which starts them at
+        once; tests not planned yet only. A suite or case whose stages cannot be declared
+        plans none: its test reports the cause."""
+        for item in items:
+            ref = getattr(item, "ref", None)
+            if not isinstance(ref, CaseRef) or item.nodeid in self._stage_keys:
+                continue
+            try:
+                stages = self.suite(item.path).stages(ref, RunContext(self.store))
+            except DocevalError:
+                stages = ()
+            self._stage_keys[item.nodeid] = []
+            if stages:
+                self._stage_keys[item.nodeid] = self._engine().add(stages)
+        self._publish()
+        if not announce or self.engine is None:
+            return
+        cpu, model = self.engine.to_run()
+        if cpu or model:
+            slot = self.engine.slot
+            snapshot = self.engine.snapshot()
+            self.progress().say(
+                start_line(
+                    snapshot, cpu=cpu, model=model, executor=slot.spec.text, workers=slot.workers
+                )
+            )
+
+    # -- waiting, and saying how it goes -------------------------------------------------------
+
+    def progress(self) -> Progress:
+        if self._progress is None:
+            lines = self._lines
+            if lines is None:
+                self._progress = Progress(None, every=self.progress_every)
+            else:
+                every = self._status_every(lines)
+                self._progress = Progress(
+                    lines.write, show=lines.show, every=every, live=lines.live
+                )
+        return self._progress
+
+    def _status_every(self, lines: TerminalLines) -> float:
+        """A live line moves about once a second; lines that stay come every interval."""
+        return min(self.progress_every, LIVE_EVERY) if lines.live else self.progress_every
+
+    def wait_for_stages(self, nodeid: str) -> None:
+        """Wait for the stages of test `nodeid`, saying how the run goes every few seconds."""
+        keys = self._stage_keys.get(nodeid)
+        if not keys or self.engine is None:
+            return
+        progress = self.progress()
+        while not self.engine.wait(keys, timeout=max(0.05, progress.until_due())):
+            progress.tick(self.engine.snapshot())
+
+    def between_tests(self) -> None:
+        if self.engine is not None:
+            self.progress().tick(self.engine.snapshot())
+
+    # -- progress under xdist ------------------------------------------------------------------
+
+    def configure_node(self, workerinput: dict[str, Any]) -> None:
+        """The controller tells a worker where to publish its engine's state."""
+        from pytest_doceval.run.worker_progress import FOLDER_KEY, Gatherer
+
+        if self._lines is None:
+            return
+        if self._gatherer is None:
+            lines = self._lines
+            self._gatherer = Gatherer(
+                lines.write, lines.show, every=self._status_every(lines), live=lines.live
+            )
+        workerinput[FOLDER_KEY] = self._gatherer.folder_for_worker()
+
+    def _publish(self) -> None:
+        """A worker given a folder publishes there from its first plan on."""
+        workerinput = getattr(self.config, "workerinput", None)
+        if self._publisher is not None or not workerinput:
+            return
+        from pytest_doceval.run.worker_progress import FOLDER_KEY, PUBLISH_EVERY, Publisher
+
+        folder = workerinput.get(FOLDER_KEY)
+        if folder:
+            path = Path(folder) / f"{workerinput['workerid']}.json"
+            every = min(PUBLISH_EVERY, self.progress_every / 2)
+            self._publisher = Publisher(path, self._worker_state, every=every)
+            self._publisher.start()
+
+    def _worker_state(self) -> WorkerState | None:
+        from pytest_doceval.run.worker_progress import WorkerState
+
+        engine = self.engine
+        if engine is None:
+            return None
+        cpu, model = engine.to_run()
+        slot = engine.slot
+        return WorkerState(engine.snapshot(), cpu, model, slot.spec.text, slot.workers)
+
+    # -- the end -------------------------------------------------------------------------------
+
+    def close(self, *, interrupted: bool) -> None:
+        """Stop the progress lines and the engine, and add its totals. The tests are over:
+        what is queued is dropped, what runs finishes (`Engine.close`); an interrupted run
+        cancels it."""
+        if self._publisher is not None:
+            self._publisher.stop()
+        if self._gatherer is not None:
+            self._gatherer.stop()
+        if self._lines is not None:
+            self._lines.close()
+        engine, self.engine = self.engine, None
+        if engine is not None:
+            engine.close(cancel=interrupted)
+            self.totals.add(Totals.of(engine.snapshot(), self.models.request_counts()).to_dict())
+
+    def add_worker_totals(self, totals: Mapping[str, Any]) -> None:
+        self.totals.add(totals)
