@@ -8,7 +8,10 @@ characters each), runs `pytest --doceval` on it in a subprocess (so start-up is 
 a user pays it), then times the documents kind's metrics alone on the same pairs in-process
 (`score_document` and `chunk_quality`, i.e. boundary coherence: no embedder is configured).
 Overhead per case = (run time - start-up - metric time) / cases, where start-up is the time of
-the same command on a one-case suite. Prints all parts.
+the same command on a one-case suite; and the marginal overhead, what one more case costs: the
+same suite with twice the cases, (run time difference - metric time difference) / cases (the
+first figure also spreads over the cases what only a big run pays once, e.g. importing scipy for
+the report's intervals). Prints all parts.
 
 Start-up targets (issue 16): `pytest --doceval` on a one-case suite within plain pytest's
 start-up + 0.5 s, plain pytest (same plugins installed, no --doceval) running a one-test file.
@@ -92,6 +95,15 @@ def run(
     return elapsed, cpu
 
 
+def metrics_time(pairs: list[tuple[str, str]]) -> tuple[float, float]:
+    """Wall and CPU seconds of the documents kind's metrics alone on `pairs`, in-process."""
+    start, start_cpu = time.perf_counter(), time.process_time()
+    for truth, output in pairs:
+        score_document(truth, output, language="en", normalization="fair-v1")
+        chunk_quality(truth, output, embedder=None, store=None)
+    return time.perf_counter() - start, time.process_time() - start_cpu
+
+
 def fastest(runs: list[tuple[float, float]]) -> tuple[float, float]:
     return min(runs)
 
@@ -112,17 +124,24 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="start-up runs of each command")
     parser.add_argument("--no-bytecode-cache", action="store_true")
     args = parser.parse_args()
+    n = args.cases
     rng = random.Random(0)
     with (
         tempfile.TemporaryDirectory() as big,
+        tempfile.TemporaryDirectory() as double,
         tempfile.TemporaryDirectory() as small,
         tempfile.TemporaryDirectory() as plain,
+        tempfile.TemporaryDirectory() as plain_many,
         tempfile.TemporaryDirectory() as pycache,
     ):
         env = environment(None if args.no_bytecode_cache else Path(pycache))
         pairs = write_suite(Path(big), args.cases, args.chars, rng)
+        pairs_double = write_suite(Path(double), 2 * args.cases, args.chars, rng)
         write_suite(Path(small), 1, args.chars, rng)
         (Path(plain) / "test_one.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
+        trivial = "".join(f"def test_{i}():\n    assert 1 + 1 == 2\n\n\n" for i in range(n))
+        (Path(plain_many) / "test_many.py").write_text(trivial)
+        run(Path(plain_many), args.workers, env, doceval=False)  # its bytecode, cached
         run(Path(small), args.workers, env)  # fills the bytecode cache, writes the baseline
         run(Path(plain), args.workers, env, doceval=False)
         doceval_runs, plain_runs = [], []
@@ -132,15 +151,22 @@ def main() -> None:
         startup, startup_cpu = fastest(doceval_runs)
         plain_startup, plain_cpu = fastest(plain_runs)
         total, total_cpu = run(Path(big), args.workers, env)
-        start, start_cpu = time.perf_counter(), time.process_time()
-        for truth, output in pairs:
-            score_document(truth, output, language="en", normalization="fair-v1")
-            chunk_quality(truth, output, embedder=None, store=None)
-        metric = time.perf_counter() - start
-        metric_cpu = time.process_time() - start_cpu
-    n = args.cases
+        total_double, total_double_cpu = run(Path(double), args.workers, env)
+        plain_many_time, _ = fastest(
+            [run(Path(plain_many), args.workers, env, doceval=False) for _ in range(3)]
+        )
+        metric, metric_cpu = metrics_time(pairs)
+        metric_double, metric_double_cpu = metrics_time(pairs_double)
     overhead = (total - startup - metric) / n
     overhead_cpu = (total_cpu - startup_cpu - metric_cpu) / n
+    # What one more case costs: the slope from n to 2n cases. Fixed costs that only a big run
+    # pays (scipy imported for the report's intervals, the report itself) are left out here
+    # and counted per case above.
+    marginal = (total_double - total - (metric_double - metric)) / n
+    marginal_cpu = (total_double_cpu - total_cpu - (metric_double_cpu - metric_cpu)) / n
+    # The reference: what pytest itself spends on a test (phases, reports, terminal), measured
+    # with `n` trivial tests against one, without doceval. Both figures above include it.
+    pytest_per_test = (plain_many_time - plain_startup) / n
     cache = "off (environment as is)" if args.no_bytecode_cache else "warm"
     print(f"{n} precomputed cases of ~{args.chars} characters, workers={args.workers}")
     print(f"  bytecode cache {cache}; start-up: fastest of {args.repeat} interleaved runs")
@@ -162,6 +188,16 @@ def main() -> None:
     print(
         f"  plugin overhead per case, CPU     {overhead_cpu * 1e3:8.2f} ms  "
         f"the same in CPU time (metrics CPU {metric_cpu:.2f} s)"
+    )
+    print(
+        f"  marginal overhead per case        {marginal * 1e3:8.2f} ms  "
+        f"(CPU {marginal_cpu * 1e3:.2f} ms) one more case: {2 * n} cases "
+        f"({total_double:.2f} s) against {n}, metrics left out (target <= 1 ms)"
+    )
+    print(
+        f"  reference: pytest's own per test  {pytest_per_test * 1e3:8.2f} ms  "
+        f"({n} trivial tests without doceval, {plain_many_time:.2f} s, against one); "
+        f"doceval's own share of the marginal: {(marginal - pytest_per_test) * 1e3:.2f} ms"
     )
 
 
