@@ -296,16 +296,28 @@ def _executor(text: str) -> str:
         raise pytest.UsageError(f"--doceval-executor / [tool.doceval] executor: {exc}") from None
 
 
-def _worker_queue(item: pytest.Item, nextitem: pytest.Item | None) -> list[pytest.Item]:
-    """An xdist worker's test now, next and still queued (xdist's queue of item indices:
-    the controller hands tests out in batches, so the engine plans each batch as it comes)."""
+def _worker_queue(
+    item: pytest.Item, nextitem: pytest.Item | None, seen: set[int]
+) -> list[pytest.Item]:
+    """An xdist worker's test now, next and what was queued since the last call (xdist's
+    queue of item indices; `seen` holds the indices already returned). New tests are appended
+    at the queue's end, so it is read from the end back to the first one seen: reading the
+    whole queue for every test was quadratic once work stealing gave each worker its whole
+    share (35,000 tests) at once."""
     queued: list[pytest.Item] = [item] + ([nextitem] if nextitem is not None else [])
     items = item.session.items
     for plugin in item.config.pluginmanager.get_plugins():
         torun = getattr(plugin, "torun", None)
         if torun is not None and hasattr(torun, "lock"):
+            fresh: list[int] = []
             with torun.lock() as indices:
-                queued += [items[i] for i in indices if isinstance(i, int)]
+                for index in reversed(indices):
+                    if index in seen:
+                        break
+                    if isinstance(index, int):
+                        fresh.append(index)
+            seen.update(fresh)
+            queued += [items[i] for i in reversed(fresh)]
             break
     return queued
 
@@ -318,6 +330,7 @@ class SessionHooks:
         self._is_suite_dir: dict[Path, bool] = {}
         self._suite_files: dict[str, Path] = {}
         self._tests = 0
+        self._queued: set[int] = set()  # an xdist worker's queue indices handed to the engine
 
     def _holds_suite(self, folder: Path) -> bool:
         found = self._is_suite_dir.get(folder)
@@ -353,7 +366,7 @@ class SessionHooks:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
         if _is_worker(item.config):
-            self.session.plan(_worker_queue(item, nextitem), announce=False)
+            self.session.plan(_worker_queue(item, nextitem, self._queued), announce=False)
 
     @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: how tests go out to workers
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
