@@ -20,19 +20,17 @@ import argparse
 import os
 import random
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from doceval_run import run_doceval
 from served_model import server_stats, start_server
 
 from pytest_doceval.kinds.documents.chunk_score import chunk_score
 from pytest_doceval.kinds.documents.chunking import chunk_document
 from pytest_doceval.models.embeddings import OpenAIEmbedder
 
-ROOT = Path(__file__).resolve().parents[1]
 WORDS = "tidal basin pump turbine grid peak storage water flow night day cost".split()
 TRUTH = "# Tides\n\nTidal storage moves water between two basins.\n"
 
@@ -66,19 +64,7 @@ def project(root: Path, base_url: str, cases: int, concurrency: int) -> list[str
 
 
 def run_pytest(project: Path, workers: list[str]) -> float:
-    started = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "--doceval", "-q", "-p", "no:cacheprovider", *workers],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    wall = time.perf_counter() - started
-    if result.returncode != 0:
-        print(result.stdout[-3000:], result.stderr[-3000:])
-        raise SystemExit(f"pytest failed with exit code {result.returncode}")
-    return wall
+    return run_doceval(project, workers)[0]
 
 
 def serial(base_url: str, texts: list[str]) -> float:

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
+from doceval_run import run_doceval
 from served_model import server_stats, start_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,18 +60,7 @@ class AskSuite(Suite):
 
 def run(project: Path, workers: list[str]) -> float:
     shutil.rmtree(project / ".doceval-cache", ignore_errors=True)
-    started = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "--doceval", "-q", "-p", "no:cacheprovider", *workers],
-        cwd=project,
-        capture_output=True,
-        text=True,
-    )
-    elapsed = time.perf_counter() - started
-    if result.returncode != 0:
-        print(result.stdout[-3000:], result.stderr[-3000:])
-        raise SystemExit(f"pytest failed with exit code {result.returncode}")
-    return elapsed
+    return run_doceval(project, workers)[0]
 
 
 def project_for(root: Path, base_url: str, requests: int, concurrency: int) -> Path:
