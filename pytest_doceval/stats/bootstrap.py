@@ -228,7 +228,9 @@ def bca_interval(
 
     z0 = float(special.ndtri(below / (2.0 * means.size)))
     dev = x - mean
-    acceleration = float(np.sum(dev**3) / (6.0 * np.sum(dev**2) ** 1.5))
+    # Deviations so small that their squares underflow to 0 give 0/0: NaN levels, NaN bounds.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acceleration = float(np.sum(dev**3) / (6.0 * np.sum(dev**2) ** 1.5))
     z = float(special.ndtri((1.0 - confidence) / 2.0))
     levels = [float(special.ndtr(z0 + (z0 + q) / (1.0 - acceleration * (z0 + q)))) for q in (z, -z)]
     if not all(math.isfinite(level) for level in levels):
