@@ -268,6 +268,9 @@ def test_closing_a_finished_run_lets_requests_out_finish_and_drops_queued_cpu_wo
         assert engine.output("ask").startswith("user: late")
         with pytest.raises(StageFailed, match="stopped"):
             engine.output("slow3")
+        # What was dropped is neither a stage of the run nor a failure (totals, progress).
+        snapshot = engine.snapshot()
+        assert (snapshot.total, snapshot.done, snapshot.failed) == (2, 2, 0)
     assert Path(log).read_text().count("\n") == 1
     with make_hub(config, tmp_path / "models") as again:  # the answer was stored
         assert again.counts["model"] == 0

@@ -54,7 +54,7 @@ class StageFailed(SystemRunError):
 @dataclass
 class _Node:
     stage: Stage
-    state: str = "waiting"  # waiting | deferred | running | done | failed
+    state: str = "waiting"  # waiting | deferred | running | done | failed | dropped
     output: Any = None
     error: BaseException | None = None
     cached: bool = False
@@ -147,7 +147,8 @@ class Engine:
     def to_run(self) -> tuple[int, int]:
         """(CPU, model) stages planned and not finished yet."""
         with self._lock:
-            open_ = [n.stage for n in self._nodes.values() if n.state not in ("done", "failed")]
+            ended = ("done", "failed", "dropped")
+            open_ = [n.stage for n in self._nodes.values() if n.state not in ended]
         model = sum(isinstance(stage, ModelStage) for stage in open_)
         return len(open_) - model, model
 
@@ -219,7 +220,7 @@ class Engine:
 
     def snapshot(self) -> Snapshot:
         with self._lock:
-            nodes = list(self._nodes.values())
+            nodes = [n for n in self._nodes.values() if n.state != "dropped"]
             return Snapshot(
                 total=len(nodes),
                 done=sum(n.state == "done" for n in nodes),
@@ -367,7 +368,8 @@ class Engine:
     # -- stopping ------------------------------------------------------------------------------
 
     def close(self, *, cancel: bool = False) -> None:
-        """Stop; every unfinished stage is then failed, so that nobody waits forever.
+        """Stop; every stage still unfinished then fails, so that nobody waits forever, and is
+        counted as *dropped*, not failed: no test of this run waited for it.
 
         The tests are over (`cancel` false): queued stages are dropped, and what is already
         running -- a CPU stage, a model request -- finishes and is stored. Under xdist's work
@@ -377,9 +379,9 @@ class Engine:
         """
         with self._lock:
             self._closed = True
-            running = [n for n in self._nodes.values() if n.state not in ("done", "failed")]
-            cpu = [n.future for n in running if n.future and isinstance(n.stage, CpuStage)]
-            model = [n.future for n in running if n.future and isinstance(n.stage, ModelStage)]
+            unfinished = [n for n in self._nodes.values() if n.state not in ("done", "failed")]
+            cpu = [n.future for n in unfinished if n.future and isinstance(n.stage, CpuStage)]
+            model = [n.future for n in unfinished if n.future and isinstance(n.stage, ModelStage)]
         for future in cpu:
             future.cancel()  # a running one goes on (concurrent.futures cancels only queued)
         for future in model:
@@ -391,9 +393,12 @@ class Engine:
         if self._threads is not None:
             self._threads.shutdown(wait=not cancel, cancel_futures=True)
         with self._lock:
-            for node in self._nodes.values():
-                if node.state not in ("done", "failed"):
+            for node in unfinished:
+                if node.state not in ("done", "failed"):  # a need's failure may have failed it
                     self._fail(node, DocevalError("not run: the run was stopped"))
+            for node in unfinished:
+                if node.state == "failed":  # a cancelled queued stage failed through its future
+                    node.state = "dropped"
 
 
 def _needed(failed: _Node) -> StageFailed:
