@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
-from pytest_doceval.plugin import _worker_queue
+from pytest_doceval.session_hooks import _worker_queue
 
 
 class Queue:
