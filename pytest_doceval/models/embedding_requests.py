@@ -23,7 +23,8 @@ from pytest_doceval.models.embeddings import (
     EmbeddingError,
     Matrix,
     OpenAIEmbedder,
-    as_matrix,
+    embeddings_body,
+    embeddings_of,
     openai_fingerprint,
     vector_key,
 )
@@ -74,14 +75,7 @@ class EmbeddingsRequest:
         return f"{self.base_url}/embeddings"
 
     def body(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model_id,
-            "input": list(self.texts),
-            "encoding_format": "float",
-        }
-        if self.dimensions is not None:
-            body["dimensions"] = self.dimensions
-        return body
+        return embeddings_body(self.model_id, self.texts, self.dimensions)
 
     def label(self) -> str:
         case = f", case {self.case!r}" if self.case else ""
@@ -95,11 +89,7 @@ class EmbeddingsRequest:
     ) -> EmbeddingsResponse | str:
         """The vectors in a 2xx `response`, or what is wrong with it (never raises)."""
         try:
-            data = response.json()["data"]
-            ordered = sorted(data, key=lambda item: int(item["index"]))
-            vectors = as_matrix([item["embedding"] for item in ordered], len(self.texts))
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-            return redact(f"the answer is not an embeddings list ({type(exc).__name__}: {exc})")
+            vectors = embeddings_of(response, len(self.texts))
         except EmbeddingError as exc:
             return redact(str(exc))
         return EmbeddingsResponse(vectors)

@@ -135,6 +135,29 @@ def openai_fingerprint(base_url: str, model: str, dimensions: int | None) -> dic
     return {"embedder": "openai", "base_url": base_url, "model": model, "dimensions": dimensions}
 
 
+def embeddings_body(model: str, texts: Sequence[str], dimensions: int | None) -> dict[str, Any]:
+    """The JSON body of an OpenAI-compatible ``/embeddings`` request (one home: the direct
+    embedder and the engine's embeddings requests send the same)."""
+    body: dict[str, Any] = {"model": model, "input": list(texts), "encoding_format": "float"}
+    if dimensions is not None:
+        body["dimensions"] = dimensions
+    return body
+
+
+def embeddings_of(response: httpx.Response, rows: int) -> Matrix:
+    """The vectors of a 2xx ``/embeddings`` answer, in input order; an `EmbeddingError`
+    saying what is wrong with the answer otherwise."""
+    try:
+        data = response.json()["data"]
+        ordered = sorted(data, key=lambda item: int(item["index"]))
+        vectors = [item["embedding"] for item in ordered]
+    except (ValueError, KeyError, TypeError) as exc:  # UnicodeDecodeError is a ValueError
+        raise EmbeddingError(
+            f"the answer is not an embeddings list ({type(exc).__name__}: {exc})"
+        ) from None
+    return as_matrix(vectors, rows)
+
+
 class OpenAIEmbedder:
     """``POST {base_url}/embeddings`` in batches of `batch_size` texts.
 
@@ -201,9 +224,7 @@ class OpenAIEmbedder:
     def _batch(self, client: httpx.Client, batch: list[str]) -> Matrix:
         import httpx
 
-        body: dict[str, Any] = {"model": self.model, "input": batch, "encoding_format": "float"}
-        if self.dimensions is not None:
-            body["dimensions"] = self.dimensions
+        body = embeddings_body(self.model, batch, self.dimensions)
         where = f"embeddings {self.model!r} at {self.base_url}"
         for attempt in range(self.max_retries + 1):
             wait: float | None = None
@@ -231,16 +252,7 @@ class OpenAIEmbedder:
 
     def _parse(self, response: httpx.Response, rows: int, where: str) -> Matrix:
         try:
-            data = response.json()["data"]
-            ordered = sorted(data, key=lambda item: int(item["index"]))
-            vectors = [item["embedding"] for item in ordered]
-        except (ValueError, KeyError, TypeError) as exc:
-            reason = f"{type(exc).__name__}: {exc}"
-            raise EmbeddingError(
-                f"{where}: the answer is not an embeddings list ({reason})"
-            ) from None
-        try:
-            return as_matrix(vectors, rows)
+            return embeddings_of(response, rows)
         except EmbeddingError as exc:
             raise EmbeddingError(f"{where}: {exc}") from None
 
