@@ -89,7 +89,7 @@ class CaseItem(pytest.Item):
         session = self._session
         suite = session.suite(self.path)
         started = time.perf_counter()
-        session.wait_for_stages(self.nodeid)
+        session.stages.wait_for_stages(self.nodeid)
         try:
             self.result = session.evaluate(suite, self.ref)
         except SystemUnavailable as exc:

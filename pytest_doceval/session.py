@@ -8,10 +8,9 @@ reach the controller on the test reports, as builtin types only.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -111,22 +110,7 @@ class DocevalSession:
     def baseline_metrics(self, suite: Suite, ref: CaseRef) -> dict[str, float] | None:
         return self.baselines.metrics(suite, ref)
 
-    # -- the stage engine (`run/stage_run.py`) -------------------------------------------------
-
-    def plan(self, items: Sequence[pytest.Item], *, announce: bool = True) -> None:
-        self.stages.plan(items, announce=announce)
-
-    def wait_for_stages(self, nodeid: str) -> None:
-        self.stages.wait_for_stages(nodeid)
-
-    def between_tests(self) -> None:
-        self.stages.between_tests()
-
-    def configure_node(self, workerinput: dict[str, Any]) -> None:
-        self.stages.configure_node(workerinput)
-
-    def add_worker_totals(self, totals: Mapping[str, Any]) -> None:
-        self.stages.add_worker_totals(totals)
+    # -- the stage engine (`self.stages`, run/stage_run.py: plan, wait, progress) ----------------
 
     def close_models(self, *, interrupted: bool = False) -> None:
         """Stop the engine and the models; one line of totals (a worker's go to the

@@ -102,12 +102,12 @@ class SessionHooks:
         gc.freeze()  # see pytest_runtest_logfinish
         # An xdist worker plans only the tests it is given (`pytest_runtest_protocol`).
         if not _is_worker(session.config):
-            self.session.plan(session.items)
+            self.session.stages.plan(session.items)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
         if _is_worker(item.config):
-            self.session.plan(_worker_queue(item, nextitem, self._queued), announce=False)
+            self.session.stages.plan(_worker_queue(item, nextitem, self._queued), announce=False)
 
     @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: how tests go out to workers
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
@@ -124,13 +124,13 @@ class SessionHooks:
 
     @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: a worker is being set up
     def pytest_configure_node(self, node: Any) -> None:
-        self.session.configure_node(node.workerinput)
+        self.session.stages.configure_node(node.workerinput)
 
     @pytest.hookimpl(optionalhook=True)  # pytest-xdist's: a worker finished
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         totals = getattr(node, "workeroutput", {}).get("doceval_engine")
         if totals:
-            self.session.add_worker_totals(totals)
+            self.session.stages.add_worker_totals(totals)
 
     @pytest.hookimpl(trylast=True)  # a progress line after pytest's own writes, not on them
     def pytest_runtest_logfinish(self) -> None:
@@ -142,7 +142,7 @@ class SessionHooks:
         self._tests += 1
         if self._tests % FREEZE_EVERY == 0:
             gc.freeze()
-        self.session.between_tests()  # a progress line, when one is due
+        self.session.stages.between_tests()  # a progress line, when one is due
 
     def _suite_file(self, nodeid: str) -> Path:
         # Node ids are relative to pytest's rootdir (not the doceval project root); resolving
