@@ -21,10 +21,10 @@ from pytest_doceval.report.schema import (
     SuiteSection,
     add_kind_keys,
     kind_keys,
-    shape_problems,
 )
 from pytest_doceval.rows import Row
 from tests.conftest import read_report, write_suite
+from tests.report_shape import shape_problems
 
 pytest_plugins = ["pytester"]
 
