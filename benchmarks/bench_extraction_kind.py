@@ -19,11 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pytest_doceval.config import load_suite_spec
-from pytest_doceval.engine.store import Store
 from pytest_doceval.kinds.base import RunContext
 from pytest_doceval.kinds.extraction.entries import EntryFields, score_entries
 from pytest_doceval.kinds.registry import make_suite
 from pytest_doceval.metrics.text import character_alignment
+from pytest_doceval.store import Store
 from pytest_doceval.systems import build_registry
 
 REPO = Path(__file__).resolve().parents[1]

@@ -29,11 +29,11 @@ from typing import Any
 
 from served_model import server_stats, start_server
 
-from pytest_doceval.engine.store import Store
 from pytest_doceval.models.client import ModelClient
 from pytest_doceval.models.config import ModelConfig
 from pytest_doceval.models.hub import Hub
 from pytest_doceval.models.requests import ChatRequest, message
+from pytest_doceval.store import Store
 
 
 def cpu_and_queue() -> tuple[float, float]:

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CONFTEST = """
 from pytest_doceval import CaseRef, CaseResult, MetricSpec, ModelStage, Suite, suite_kind
-from pytest_doceval.cache import cache_key
+from pytest_doceval.store import cache_key
 from pytest_doceval.models.requests import message
 
 FINGERPRINT = {"ask": "v1"}

@@ -12,7 +12,8 @@ The public API for extending it:
   settings and fingerprint boilerplate.
 * `Suite`, `suite_kind`, `MetricSpec`, `CaseRef`, `RunContext`, `CaseResult`, `Analysis` -- to
   add a suite kind (or publish one in the entry-point group ``pytest_doceval.kinds``);
-  `CpuStage` and `ModelStage` -- what its `Suite.stages` declares for the engine to run.
+  `CpuStage` and `ModelStage` -- what its `Suite.stages` declares for the engine to run, each
+  under a key made by `cache_key` (over a fingerprint and an input digest, e.g. `file_digest`).
 
 Names are imported on first use: the pytest plugin loads this package in every pytest run,
 with or without ``--doceval``, and must stay light.
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from pytest_doceval.kinds.registry import suite_kind
     from pytest_doceval.metrics.spec import MetricSpec
     from pytest_doceval.results import CaseResult
+    from pytest_doceval.store import cache_key, file_digest
     from pytest_doceval.systems import (
         BuiltinParser,
         Parser,
@@ -52,6 +54,8 @@ _EXPORTS = {
     "Suite": "pytest_doceval.kinds.base",
     "SystemEnv": "pytest_doceval.systems",
     "SystemRegistry": "pytest_doceval.systems",
+    "cache_key": "pytest_doceval.store",
+    "file_digest": "pytest_doceval.store",
     "register_parser": "pytest_doceval.systems",
     "suite_kind": "pytest_doceval.kinds.registry",
 }
@@ -86,6 +90,8 @@ __all__ = [
     "SystemEnv",
     "SystemRegistry",
     "__version__",
+    "cache_key",
+    "file_digest",
     "register_parser",
     "suite_kind",
 ]

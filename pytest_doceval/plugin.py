@@ -198,9 +198,36 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(SessionHooks(session), "doceval-session")
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # `pytest --doceval` with no paths runs the evaluation suites, not the test paths.
-        suites = [str(root / p) for p in project.suites if (root / p).exists()]
+        suites = _suite_paths(project, root)
         if suites:
             config.args = suites
+
+
+def _suite_paths(project: Any, root: Path) -> list[str]:
+    """The existing folders of ``[tool.doceval] suites``: what ``pytest --doceval`` without
+    paths evaluates."""
+    return [str(root / p) for p in project.suites if (root / p).exists()]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """`pytest --doceval` without paths: let pytest find its first conftest files from the
+    suites, not from ``testpaths``, so the main job never imports the project's own test suite
+    (its ``tests/conftest.py`` and what that imports). `pytest_configure` sets the real
+    arguments; a project whose configuration does not load is reported there."""
+    namespace = early_config.known_args_namespace
+    if not getattr(namespace, "doceval", False) or getattr(namespace, "file_or_dir", None):
+        return
+    from pytest_doceval.config import ProjectConfig, find_project_root
+    from pytest_doceval.errors import DocevalError
+
+    root = find_project_root(early_config.rootpath, Path(early_config.invocation_params.dir))
+    try:
+        suites = _suite_paths(ProjectConfig.load(root), root)
+    except DocevalError:
+        return
+    if suites:
+        namespace.file_or_dir = suites
 
 
 def _given_paths(config: pytest.Config) -> list[Path]:

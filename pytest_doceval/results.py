@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_doceval.rows import MEASURED, Row, merge_labels, new_row, plain, row_key
+from pytest_doceval.rows import MEASURED, Row, merge_labels, plain, row_key
 
 __all__ = ["MEASURED", "CaseResult"]
 
@@ -61,10 +61,6 @@ class CaseResult:
         filled["notes"] = [str(n) for n in self.notes]
         filled["flags"] = {str(m): [str(r) for r in rs] for m, rs in self.flags.items() if rs}
         return filled
-
-    def to_row(self) -> Row:
-        """This result alone as a row (no case reference: its own labels only)."""
-        return self.fill_row(new_row(self.suite, self.case, self.system))
 
 
 def _number(value: float) -> int | float:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_doceval.config import ProjectConfig, StatsConfig
-from pytest_doceval.engine.store import Store
 from pytest_doceval.errors import DocevalError
 from pytest_doceval.kinds import CaseRef, RunContext, Suite
 from pytest_doceval.models.runtime import ModelRuntime
@@ -26,6 +25,7 @@ from pytest_doceval.run.catalog import SuiteCatalog
 from pytest_doceval.run.controller import Controller
 from pytest_doceval.run.progress import summary_line
 from pytest_doceval.run.stage_run import StageRun
+from pytest_doceval.store import Store
 
 if TYPE_CHECKING:
     from pytest_doceval.report.schema import Report

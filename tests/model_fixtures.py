@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from model_server import ModelServer
 
-from pytest_doceval.engine.store import CacheMode, Store
 from pytest_doceval.models.client import ModelClient
 from pytest_doceval.models.config import ModelConfig
 from pytest_doceval.models.hub import Hub
 from pytest_doceval.models.requests import PNG_SIGNATURE, ChatRequest, image_part, message
 from pytest_doceval.models.retry import RetryPolicy
+from pytest_doceval.store import CacheMode, Store
 
 # Milliseconds instead of seconds: the retry logic is the same, the tests stay fast.
 FAST_RETRY = RetryPolicy(base=0.001, cap=0.004, retry_after_cap=2.0)

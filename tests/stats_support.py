@@ -11,19 +11,12 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass
 from typing import Any
 
-import numpy as np
 from hypothesis import settings
 from hypothesis import strategies as st
 
 # Per-case CER of two systems on 12 cases (b is a little worse on most cases).
 CER_A = [0.12, 0.05, 0.30, 0.08, 0.15, 0.02, 0.22, 0.09, 0.11, 0.40, 0.07, 0.18]
 CER_B = [0.14, 0.06, 0.29, 0.11, 0.19, 0.02, 0.27, 0.10, 0.15, 0.47, 0.06, 0.21]
-
-GROUPS = {
-    "de": [0.81, 0.77, 0.90, 0.85, 0.79],
-    "fr": [0.70, 0.74, 0.69, 0.80],
-    "ko": [0.60, 0.66, 0.71, 0.58, 0.62, 0.65],
-}
 
 FAST = settings(max_examples=40, deadline=None)
 finite = st.floats(min_value=-1e3, max_value=1e3, allow_nan=False, allow_infinity=False)
@@ -48,17 +41,3 @@ def assert_builtin(value: Any) -> None:
             assert_builtin(v)
     else:
         assert type(value) in (float, int, bool, str, type(None)), (value, type(value))
-
-
-def two_factor_data(balanced: bool) -> tuple[np.ndarray, list[str], list[str]]:
-    rng = np.random.default_rng(7)
-    nations, tasks = ["de", "fr", "ko"], ["form", "table"]
-    counts = [[6, 6], [6, 6], [6, 6]] if balanced else [[3, 9], [7, 4], [5, 8]]
-    a, b, y = [], [], []
-    for i, nation in enumerate(nations):
-        for j, task in enumerate(tasks):
-            for _ in range(counts[i][j]):
-                a.append(nation)
-                b.append(task)
-                y.append(0.7 + 0.08 * i - 0.05 * j + 0.04 * i * j + rng.normal(0, 0.05))
-    return np.array(y), a, b

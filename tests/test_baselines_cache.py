@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_doceval.cache import cache_key
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.run.baselines import load_baseline, update_baseline
+from pytest_doceval.store import cache_key
 
 
 def row(case: str, system: str, cer: float) -> dict:

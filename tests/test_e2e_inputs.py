@@ -54,15 +54,20 @@ def test_ref_labels_reach_the_rows_and_a_misspelled_suite_key_is_named(
     pytester.makepyprojecttoml('[tool.doceval]\nsuites = ["cases"]\n')
     _suite(pytester.path, "good", '[suite]\nkind = "declared"\ncolour = "red"\n')
     _suite(pytester.path, "typo", '[suite]\nkind = "declared"\ncolor = "red"\n')
-    _suite(pytester.path, "free", '[suite]\nkind = "undeclared"\nanything = 1\n')
+    _suite(pytester.path, "free", '[suite]\nkind = "undeclared"\n')
+    _suite(pytester.path, "loose", '[suite]\nkind = "undeclared"\nsytems = ["a"]\n')
     result = pytester.runpytest("--doceval", *workers)
-    result.assert_outcomes(passed=4, failed=1)
+    result.assert_outcomes(passed=4, failed=2)
     # (fnmatch: ? stands for the brackets, which it would read as a character class)
     result.stdout.fnmatch_lines(
         [
             "*typo/suite.toml: unknown key(s) color in ?suite? for kind 'declared'; "
             "allowed: colour, kind"
         ]
+    )
+    # A kind that declares no keys accepts only `kind`: a misspelled key is never a default.
+    result.stdout.fnmatch_lines(
+        ["*loose/suite.toml: unknown key(s) sytems in ?suite? for kind 'undeclared'; allowed: kind"]
     )
     suites = read_report(pytester.path / "doceval-report.json")["suites"]
     for name in ("good", "free"):

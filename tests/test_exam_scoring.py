@@ -21,6 +21,7 @@ from pytest_doceval.kinds.exam.scoring import (
     system_name,
 )
 from pytest_doceval.results import CaseResult
+from pytest_doceval.rows import new_row
 
 
 def make_question(qid: str = "kr-1", answer: int = 3, choices: int = 5) -> Question:
@@ -86,7 +87,7 @@ def test_a_scored_row_is_builtin_types() -> None:
         labels=exam_labels(q, "m", "A"),
         details=score.details(),
         views=score.views(),
-    ).to_row()
+    ).fill_row(new_row("exam", q.id, system_name("m", "A")))
     assert row["metrics"] == {"correct": 1.0, "parse_failure": 0.0}
     assert row["views"]["answer"]["rule"] == "final:circled"
 

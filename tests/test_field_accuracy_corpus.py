@@ -56,7 +56,7 @@ def _rows(pairs: list[tuple[Any, Any]], options: FieldOptions) -> list[dict[str,
         result = CaseResult(
             "s", f"doc{i}", "x", score.metrics(per_field=False), counts=score.pooled_counts()
         )
-        rows.append({**new_row("s", f"doc{i}", "x"), **result.to_row(), "outcome": "passed"})
+        rows.append({**result.fill_row(new_row("s", f"doc{i}", "x")), "outcome": "passed"})
     return rows
 
 

@@ -18,9 +18,10 @@ from model_fixtures import FAST_RETRY, ask, model_config, model_server, png_byte
 from model_server import ModelServer, embedding, reply_text
 
 from pytest_doceval.errors import SuiteConfigError, SystemRunError
-from pytest_doceval.models.client import ModelClient, ModelError, redact
+from pytest_doceval.models.client import ModelClient, ModelError
 from pytest_doceval.models.config import ModelConfig
 from pytest_doceval.models.retry import RetryPolicy, retry_after_seconds
+from pytest_doceval.models.secrets import redact
 
 __all__ = ["model_server"]  # the fixture, imported for the tests below
 

@@ -17,9 +17,9 @@ from model_fixtures import ask, make_hub, model_config, model_server, prefetch_c
 from model_server import ModelServer
 from test_store import dead_pid
 
-from pytest_doceval.engine.store import HOST, JSON, CacheMode, Store
 from pytest_doceval.models.client import ModelError
 from pytest_doceval.models.requests import ChatResponse
+from pytest_doceval.store import HOST, JSON, CacheMode, Store
 
 __all__ = ["model_server"]  # the fixture, imported for the tests below
 

@@ -14,15 +14,8 @@ import pymupdf
 import pytest
 
 from pytest_doceval.cli import main as doceval
-from pytest_doceval.report.paper import (
-    DAGGER,
-    Cell,
-    PaperTable,
-    latex_escape,
-    markdown_escape,
-    render,
-    report_tables,
-)
+from pytest_doceval.paper import DAGGER, Cell, PaperTable, latex_escape, markdown_escape, render
+from pytest_doceval.report.paper import report_tables
 from tests.conftest import read_report, write_suite
 
 pytest_plugins = ["pytester"]

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from model_fixtures import FAST_RETRY, ask, make_hub, model_config, model_server
 from model_server import ModelServer
 
-from pytest_doceval.cache import cache_key, cached_output
-from pytest_doceval.engine.store import (
+from pytest_doceval.models.client import ModelClient
+from pytest_doceval.models.hub import Hub
+from pytest_doceval.store import (
     FLOAT32,
     HOST,
     JSON,
@@ -27,10 +28,10 @@ from pytest_doceval.engine.store import (
     ClaimInfo,
     Codec,
     Store,
+    cache_key,
+    cached_output,
     checksum,
 )
-from pytest_doceval.models.client import ModelClient
-from pytest_doceval.models.hub import Hub
 
 __all__ = ["model_server"]  # the fixture, imported for the tests below
 

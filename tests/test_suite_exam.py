@@ -19,10 +19,8 @@ from hypothesis import strategies as st
 from model_fixtures import model_config, png_bytes
 from rapidfuzz.distance import Levenshtein
 
-from pytest_doceval.cache import store_output
 from pytest_doceval.config import StatsConfig, load_suite_spec
 from pytest_doceval.engine import CpuStage, ModelStage
-from pytest_doceval.engine.store import Store
 from pytest_doceval.errors import (
     CaseInputError,
     SuiteConfigError,
@@ -42,6 +40,7 @@ from pytest_doceval.kinds.exam.suite import ExamSuite
 from pytest_doceval.kinds.registry import make_suite
 from pytest_doceval.models.requests import ChatRequest
 from pytest_doceval.models.runtime import ModelHandle, ModelRuntime
+from pytest_doceval.store import Store, store_output
 from pytest_doceval.systems.registry import build_registry
 
 Row = dict[str, Any]

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from pytest_doceval.config import StatsConfig, load_suite_spec
-from pytest_doceval.engine.store import Store
 from pytest_doceval.errors import CaseInputError, SuiteConfigError
 from pytest_doceval.kinds.base import RunContext, case_row
 from pytest_doceval.kinds.extraction.analyses import ExtractorPairs, OcrRobustness, VerdictCounts
@@ -29,6 +28,7 @@ from pytest_doceval.kinds.registry import make_suite
 from pytest_doceval.metrics.tree_edit import tree_edit_score
 from pytest_doceval.models.config import ModelConfig
 from pytest_doceval.models.runtime import ModelRuntime
+from pytest_doceval.store import Store
 from pytest_doceval.systems import build_registry
 
 ENTRIES_TOML = """[suite]

@@ -18,7 +18,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_doceval.config import StatsConfig, load_suite_spec
-from pytest_doceval.engine.store import Store
 from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemUnavailable
 from pytest_doceval.html.codec import Chunk
 from pytest_doceval.html.model import SuiteView
@@ -30,6 +29,7 @@ from pytest_doceval.kinds.facts.entries import load_entries
 from pytest_doceval.kinds.facts.suite import FactsSuite
 from pytest_doceval.kinds.registry import make_suite
 from pytest_doceval.report.analysis import analyse_suite
+from pytest_doceval.store import Store
 from pytest_doceval.systems import SystemRegistry, build_registry
 from tests.conftest import make_pdf
 

@@ -33,14 +33,14 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_doceval.cache import store_output, stored_output
 from pytest_doceval.engine.executors import ExecutorSlot, process_pool
 from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, timed_call
 from pytest_doceval.errors import DocevalError, SystemRunError, SystemUnavailable
+from pytest_doceval.store import store_output, stored_output
 
 if TYPE_CHECKING:
-    from pytest_doceval.engine.store import Store
     from pytest_doceval.models.hub import Hub
+    from pytest_doceval.store import Store
 
 _MISSING = object()
 # How long a finished run waits for model requests still out (each has its own timeouts).

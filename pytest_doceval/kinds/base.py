@@ -21,11 +21,10 @@ from pytest_doceval.metrics.spec import MetricSpec, find_spec
 from pytest_doceval.rows import Row, new_row, row_key
 
 if TYPE_CHECKING:
-    from pytest_doceval.cache import CachedOutput
     from pytest_doceval.config import StatsConfig, SuiteSpec
     from pytest_doceval.engine import Engine, Stage
-    from pytest_doceval.engine.store import Store
     from pytest_doceval.results import CaseResult
+    from pytest_doceval.store import CachedOutput, Store
     from pytest_doceval.systems import SystemEnv
 
 
@@ -61,8 +60,8 @@ class RunContext:
         """The output keyed by (`fingerprint`, `input_digest`): the engine's (waiting for it,
         raising its failure) when a declared stage has that key, else the cache's or
         `compute`'s (a test evaluated without an engine, e.g. by a unit test)."""
-        from pytest_doceval.cache import CachedOutput, cache_key, cached_output
         from pytest_doceval.engine import MISSING
+        from pytest_doceval.store import CachedOutput, cache_key, cached_output
 
         if self.engine is not None:
             key = cache_key(fingerprint, input_digest)
@@ -134,9 +133,9 @@ class Suite(ABC):
     html_views: ClassVar[Mapping[str, ViewRenderer]] = {}
     html_analyses: ClassVar[Mapping[str, AnalysisRenderer]] = {}
     # The keys the kind reads from ``[suite]`` (``kind`` is always accepted): any other key is
-    # an error when the suite loads, naming it and these, so a misspelled option never passes
-    # as its default. None (a kind that declares nothing): the kind checks its keys itself.
-    suite_keys: ClassVar[frozenset[str] | None] = None
+    # an error when the suite loads, naming it and these, so a misspelled option (``sytems``)
+    # never passes as its default. A kind that reads a key declares it here.
+    suite_keys: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, spec: SuiteSpec, systems_env: SystemEnv) -> None:
         self.spec = spec
@@ -145,8 +144,7 @@ class Suite(ABC):
     @classmethod
     def check_suite_keys(cls, spec: SuiteSpec) -> None:
         """A `SuiteConfigError` naming each ``[suite]`` key the kind does not declare."""
-        if cls.suite_keys is not None:
-            spec.check_keys({"kind", *cls.suite_keys})
+        spec.check_keys({"kind", *cls.suite_keys})
 
     @property
     def name(self) -> str:

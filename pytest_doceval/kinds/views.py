@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_doceval.cache import stored_output
 from pytest_doceval.kinds.base import RunContext
 from pytest_doceval.metrics.text import character_alignment
+from pytest_doceval.store import stored_output
 
 
 def output_change(output: str, key: str | None, ctx: RunContext) -> dict[str, Any]:

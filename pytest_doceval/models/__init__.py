@@ -1,5 +1,5 @@
 """Model-backed systems: configuration, the async client and the hub (responses are kept in
-`pytest_doceval.engine.store`).
+`pytest_doceval.store`).
 
 Names are imported lazily, so that importing the plugin does not import httpx.
 """

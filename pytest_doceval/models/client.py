@@ -23,7 +23,7 @@ import os
 import random
 import ssl
 import weakref
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -34,13 +34,13 @@ from pytest_doceval.errors import SuiteConfigError, SystemRunError
 from pytest_doceval.models.config import ModelConfig
 from pytest_doceval.models.requests import ChatRequest, ChatResponse
 from pytest_doceval.models.retry import RetryPolicy, retry_after_seconds
+from pytest_doceval.models.secrets import redact
 
 if TYPE_CHECKING:
     from pytest_doceval.models.embedding_requests import EmbeddingsRequest, EmbeddingsResponse
 
 log = logging.getLogger("pytest_doceval.models")
 T = TypeVar("T")
-REDACTED = "[REDACTED]"
 MAX_SERVER_MESSAGE = 500
 
 
@@ -71,13 +71,6 @@ def _model_error(
     message: str, model: str, case: str, status: int | None, server_message: str | None
 ) -> ModelError:
     return ModelError(message, model=model, case=case, status=status, server_message=server_message)
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """`text` with every secret replaced by ``[REDACTED]``."""
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    return text
 
 
 @dataclass

@@ -33,7 +33,7 @@ from pytest_doceval.models.requests import Source, canonical_json
 if TYPE_CHECKING:
     import httpx
 
-    from pytest_doceval.engine.store import Store
+    from pytest_doceval.store import Store
 
 KEY_SCHEMA = "doceval-embeddings/1"
 
@@ -99,7 +99,7 @@ class EmbeddingsRequest:
     def stored(self, store: Store, source: Source) -> EmbeddingsResponse | None:
         """The vectors of every text from `store`; None when any is missing (or they differ in
         length: an entry of another model's era, recomputed)."""
-        from pytest_doceval.engine.store import FLOAT32
+        from pytest_doceval.store import FLOAT32
 
         rows = []
         for key in self.entry_keys():
@@ -112,7 +112,7 @@ class EmbeddingsRequest:
         return EmbeddingsResponse(np.stack(rows), source=source)
 
     def keep(self, store: Store, response: EmbeddingsResponse) -> None:
-        from pytest_doceval.engine.store import FLOAT32
+        from pytest_doceval.store import FLOAT32
 
         fingerprint = self.fingerprint()
         for key, digest, vector in zip(

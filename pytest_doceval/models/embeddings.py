@@ -15,7 +15,7 @@ anything at run time:
   only local files are read.
 
 `CachedEmbedder` wraps any of them: one float32 entry per (embedder, text) in the run's store
-(`pytest_doceval.engine.store`), keyed by `cache.cache_key` over the embedder's fingerprint and
+(`pytest_doceval.store`), keyed by `store.cache_key` over the embedder's fingerprint and
 the text's SHA-256, so a re-run embeds only new sentences and xdist workers share the folder.
 """
 
@@ -37,14 +37,15 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from pytest_doceval.cache import cache_key
 from pytest_doceval.errors import DocevalError
 from pytest_doceval.models.retry import RetryPolicy, retry_after_seconds
+from pytest_doceval.models.secrets import redact
+from pytest_doceval.store import cache_key
 
 if TYPE_CHECKING:
     import httpx
 
-    from pytest_doceval.engine.store import Store
+    from pytest_doceval.store import Store
 
 Matrix = npt.NDArray[np.float32]
 
@@ -257,8 +258,6 @@ class OpenAIEmbedder:
             raise EmbeddingError(f"{where}: {exc}") from None
 
     def _redact(self, text: str) -> str:
-        from pytest_doceval.models.client import redact  # imports httpx: only on an error
-
         return redact(text, [self._env.get(self.api_key_env, "")] if self.api_key_env else [])
 
 
@@ -340,7 +339,7 @@ class CachedEmbedder:
         if self.store is None or self.store.mode == "off":
             self.misses += len(texts)
             return as_matrix(self.inner.embed(texts), len(texts))
-        from pytest_doceval.engine.store import FLOAT32  # the engine package is not light
+        from pytest_doceval.store import FLOAT32  # the engine package is not light
 
         store = self.store
         fingerprint = self.inner.fingerprint()

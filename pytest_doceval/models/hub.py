@@ -26,9 +26,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
-from pytest_doceval.engine.store import JSON, Claim, Store
 from pytest_doceval.models.client import ModelClient, ModelError
 from pytest_doceval.models.requests import ChatRequest, ChatResponse, Source
+from pytest_doceval.store import JSON, Claim, Store
 
 if TYPE_CHECKING:
     from pytest_doceval.models.embedding_requests import EmbeddingsRequest, EmbeddingsResponse

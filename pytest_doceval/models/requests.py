@@ -68,10 +68,6 @@ def _map_images(messages: Sequence[Message], image: Any) -> list[Message]:
     return out
 
 
-def _is_image(part: Any) -> bool:
-    return isinstance(part, dict) and part.get("type") == "image"
-
-
 def _image_key(png: bytes) -> dict[str, Any]:
     return {"type": "image", "sha256": hashlib.sha256(png).hexdigest(), "bytes": len(png)}
 

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from pytest_doceval.errors import SuiteConfigError
 
 if TYPE_CHECKING:
-    from pytest_doceval.engine.store import Store
     from pytest_doceval.models.config import ModelConfig
     from pytest_doceval.models.hub import Hub
     from pytest_doceval.models.requests import ChatRequest, Message
+    from pytest_doceval.store import Store
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class ModelRuntime:
         source: str,
     ) -> None:
         self.configs = dict(configs)
-        from pytest_doceval.engine.store import Store
+        from pytest_doceval.store import Store
 
         # Responses live in the run's one store; without one, nothing is kept.
         self.store = store if store is not None else Store(None, "off")

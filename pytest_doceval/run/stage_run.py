@@ -23,9 +23,9 @@ from pytest_doceval.run.terminal_lines import TerminalLines, TerminalTurns, term
 
 if TYPE_CHECKING:
     from pytest_doceval.engine import Engine
-    from pytest_doceval.engine.store import Store
     from pytest_doceval.models.runtime import ModelRuntime
     from pytest_doceval.run.worker_progress import Gatherer, Publisher, WorkerState
+    from pytest_doceval.store import Store
 
 
 class StageRun:

@@ -27,7 +27,7 @@ case resampling, within strata too), `bootstrap` (percentile, BCa, bootstrap-t, 
 percentile interval of a mean over fixed groups), `closed_form` (t, Wilson), `intervals` (the
 entry points and the choice of method), `pooled` (seed 004's corpus field accuracy: a weighted
 mean of pooled shares), `paired_tests` (t-test, Wilcoxon, Cohen's d), `contingency` (McNemar,
-binomial), `anova` (one-way, two-factor, the additive Type II ANOVA with a block),
+binomial), `anova` (the additive Type II ANOVA with a block),
 `comparisons` (`paired_change`, the one home of a paired difference; system pairs; Bonferroni;
 the verdict of a change), `power` (minimum detectable effects), `gate` (the suite-level
 regression gate). No module here imports this facade: each imports the modules it needs.
@@ -35,14 +35,7 @@ regression gate). No module here imports this facade: each imports the modules i
 
 from __future__ import annotations
 
-from pytest_doceval.stats.anova import (
-    AdditiveAnova,
-    AnovaResult,
-    TwoFactorResult,
-    additive_anova,
-    one_way_anova,
-    two_factor_anova,
-)
+from pytest_doceval.stats.anova import AdditiveAnova, additive_anova
 from pytest_doceval.stats.bootstrap import (
     bca_interval,
     bootstrap_mean_ci,
@@ -66,7 +59,6 @@ from pytest_doceval.stats.gate import GateDecision, significant_regression
 from pytest_doceval.stats.interval import INTERVAL_METHODS, SMALL_N, Interval
 from pytest_doceval.stats.intervals import mean_interval, paired_interval
 from pytest_doceval.stats.paired_tests import (
-    cohens_d_independent,
     cohens_d_paired,
     paired_ttest_p,
     wilcoxon_p,
@@ -77,13 +69,11 @@ __all__ = [
     "INTERVAL_METHODS",
     "SMALL_N",
     "AdditiveAnova",
-    "AnovaResult",
     "GateDecision",
     "Interval",
     "McNemarResult",
     "PairedChange",
     "PairedComparison",
-    "TwoFactorResult",
     "additive_anova",
     "bca_interval",
     "binomial_test_p",
@@ -91,12 +81,10 @@ __all__ = [
     "bootstrap_mean_ci",
     "bootstrap_ratio_ci",
     "bootstrap_t_interval",
-    "cohens_d_independent",
     "cohens_d_paired",
     "compare_paired",
     "mcnemar_exact",
     "mean_interval",
-    "one_way_anova",
     "paired_bootstrap_ci",
     "paired_change",
     "paired_interval",
@@ -106,7 +94,6 @@ __all__ = [
     "significant_regression",
     "stratified_bootstrap_ci",
     "t_interval",
-    "two_factor_anova",
     "verdict",
     "wilcoxon_p",
     "wilson_interval",

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from pytest_doceval.stats._common import NAN, pair, vector
+from pytest_doceval.stats._common import NAN, pair
 
 # scipy.stats.wilcoxon runs an exact permutation test at or below this n when there are ties
 # or zeros (2**13 patterns fit in its default 9999 resamples); `wilcoxon_p` mirrors that rule.
@@ -115,27 +115,3 @@ def cohens_d_paired(a: ArrayLike, b: ArrayLike) -> float:
     if sd == 0.0:
         return 0.0 if mean == 0.0 else math.copysign(math.inf, mean)
     return mean / sd
-
-
-def cohens_d_independent(a: ArrayLike, b: ArrayLike) -> float:
-    """Cohen's d for two independent groups: (mean(a) - mean(b)) / pooled sd.
-
-    pooled sd = sqrt(((n_a - 1) var_a + (n_b - 1) var_b) / (n_a + n_b - 2)) with ddof=1
-    variances (Cohen 1988, ch. 2; Lakens 2013, d_s). Positive when a is larger.
-
-    ``nan`` when either group is empty or n_a + n_b < 3 (no pooled variance); ``0.0`` when the
-    pooled sd is 0 and the means are equal; ``+inf``/``-inf`` when the pooled sd is 0 and the
-    means differ.
-    """
-    x, y = vector(a, "a"), vector(b, "b")
-    na, nb = int(x.size), int(y.size)
-    if na == 0 or nb == 0 or na + nb < 3:
-        return NAN
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
-        return NAN
-    ss = float(((x - x.mean()) ** 2).sum() + ((y - y.mean()) ** 2).sum())
-    pooled = math.sqrt(ss / (na + nb - 2))
-    diff = float(x.mean()) - float(y.mean())
-    if pooled == 0.0:
-        return 0.0 if diff == 0.0 else math.copysign(math.inf, diff)
-    return diff / pooled

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_doceval.cache import cache_key
 from pytest_doceval.engine import CpuStage, ModelStage, Stage
+from pytest_doceval.store import cache_key
 from pytest_doceval.systems.base import Parser, RefiningParser, run_system
 
 

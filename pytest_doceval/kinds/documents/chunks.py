@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from rapidfuzz.distance import Indel
 
-from pytest_doceval.cache import cache_key
 from pytest_doceval.engine import CpuStage, ModelStage, Stage
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.files import read_text
@@ -65,9 +64,10 @@ from pytest_doceval.models.embeddings import (
     as_matrix,
     vector_key,
 )
+from pytest_doceval.store import cache_key
 
 if TYPE_CHECKING:
-    from pytest_doceval.engine.store import Store
+    from pytest_doceval.store import Store
 
 
 def make_embedder(setting: str, *, env: Any, source: str) -> Embedder:
@@ -280,8 +280,8 @@ class _ModelEmbeddings:
         self.requests: list[Any] = []
 
     def build(self, inputs: Sequence[Any]) -> Sequence[Any]:
-        from pytest_doceval.engine.store import FLOAT32
         from pytest_doceval.models.embedding_requests import embeddings_requests
+        from pytest_doceval.store import FLOAT32
 
         source = self.source
         output = inputs[0] if source is None else read_text(source, "precomputed output")

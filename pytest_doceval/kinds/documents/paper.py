@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_doceval.report.paper import (
+from pytest_doceval.paper import (
     Cell,
     PaperTable,
     flag_note,

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pytest_doceval.cache import file_digest
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.engine import MISSING, Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
@@ -48,8 +47,9 @@ from pytest_doceval.metrics.text import (
     word_errors,
 )
 from pytest_doceval.models.embeddings import Embedder
-from pytest_doceval.report.paper import TableBuilder
+from pytest_doceval.paper import TableBuilder
 from pytest_doceval.results import CaseResult
+from pytest_doceval.store import file_digest
 from pytest_doceval.systems import Parser, SystemEnv
 from pytest_doceval.systems.base import RefiningParser, run_system
 from pytest_doceval.systems.staged import parse_file, parse_stages

@@ -18,7 +18,6 @@ from functools import cached_property
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
-from pytest_doceval.cache import cache_key, store_output, stored_output
 from pytest_doceval.engine import MISSING, CpuStage, ModelStage, Stage
 from pytest_doceval.errors import SuiteConfigError, SystemRunError, SystemUnavailable
 from pytest_doceval.kinds.base import RunContext
@@ -27,6 +26,7 @@ from pytest_doceval.kinds.exam.prompts import ExamPrompt
 from pytest_doceval.kinds.exam.questions import Question
 from pytest_doceval.metrics.text import character_alignment
 from pytest_doceval.results import CaseResult
+from pytest_doceval.store import cache_key, store_output, stored_output
 from pytest_doceval.text.normalise import (
     Profile,
     collapse_whitespace,

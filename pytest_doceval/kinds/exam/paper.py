@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_doceval.report.paper import Cell, PaperTable, flag_note, flag_reasons, number, with_ci
+from pytest_doceval.paper import Cell, PaperTable, flag_note, flag_reasons, number, with_ci
 
 
 def _flagged(section: Mapping[str, Any], model: str, seen: dict[str, dict[str, None]]) -> bool:

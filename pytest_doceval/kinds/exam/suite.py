@@ -34,7 +34,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pytest_doceval.cache import cache_key, store_output
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.engine import MISSING, ModelStage, Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError, SystemUnavailable
@@ -68,8 +67,9 @@ from pytest_doceval.kinds.exam.scoring import (
 )
 from pytest_doceval.kinds.views import output_change
 from pytest_doceval.metrics.spec import MetricSpec
-from pytest_doceval.report.paper import TableBuilder
+from pytest_doceval.paper import TableBuilder
 from pytest_doceval.results import CaseResult
+from pytest_doceval.store import cache_key, store_output
 from pytest_doceval.systems import SystemEnv
 
 if TYPE_CHECKING:

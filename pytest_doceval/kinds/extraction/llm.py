@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pytest_doceval.cache import cache_key
 from pytest_doceval.engine import MISSING, ModelStage
 from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemRunError
+from pytest_doceval.store import cache_key
 from pytest_doceval.systems.two_stage import unfence
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_doceval.report.paper import Cell, PaperTable, flag_note, flag_reasons, with_ci
+from pytest_doceval.paper import Cell, PaperTable, flag_note, flag_reasons, with_ci
 
 # The metrics this table reports, with their titles, in the seeds' order.
 REPORTED = (("imq", "IMQ"), ("field_accuracy", "Field accuracy"))

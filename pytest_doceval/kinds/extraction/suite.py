@@ -68,7 +68,7 @@ from pytest_doceval.metrics.json_input import ExtractionInputError
 from pytest_doceval.metrics.spec import SHARE, MetricSpec
 from pytest_doceval.metrics.text import character_alignment
 from pytest_doceval.metrics.tree_edit import tree_edit_score
-from pytest_doceval.report.paper import TableBuilder
+from pytest_doceval.paper import TableBuilder
 from pytest_doceval.results import CaseResult
 from pytest_doceval.systems import SystemEnv
 

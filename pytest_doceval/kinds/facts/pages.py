@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_doceval.atomic import write_bytes_atomic
-from pytest_doceval.cache import file_digest
 from pytest_doceval.engine import Stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SystemRunError, SystemUnavailable
 from pytest_doceval.files import output_digest, read_text
@@ -30,6 +29,7 @@ from pytest_doceval.kinds.base import RunContext
 from pytest_doceval.kinds.facts import Fact, PageOutput, output_path
 from pytest_doceval.kinds.facts.layout import PDF_DIR, SystemOutputs
 from pytest_doceval.kinds.facts.model import IMPLICIT_BASELINE_FILE
+from pytest_doceval.store import file_digest
 from pytest_doceval.systems import Parser, SystemEnv
 from pytest_doceval.systems.base import RefiningParser, run_system
 from pytest_doceval.systems.staged import parse_stages

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_doceval.report.paper import Cell, PaperTable, flag_note, flag_reasons, number
+from pytest_doceval.paper import Cell, PaperTable, flag_note, flag_reasons, number
 
 
 def pass_rates(section: Mapping[str, Any]) -> list[PaperTable]:

@@ -87,7 +87,7 @@ class PageOutput:
 
     @cached_property
     def markdown_tables(self) -> list[TableData]:
-        from pytest_doceval.kinds.facts.tables import parse_markdown_tables  # imports this module
+        from pytest_doceval.kinds.facts.markdown_tables import parse_markdown_tables
 
         return parse_markdown_tables(self.text)
 

@@ -61,7 +61,7 @@ from pytest_doceval.kinds.facts.layout import PDF_DIR
 from pytest_doceval.kinds.facts.pages import PageOutputs, where
 from pytest_doceval.kinds.facts.paper import pass_rates
 from pytest_doceval.metrics.spec import MetricSpec
-from pytest_doceval.report.paper import TableBuilder
+from pytest_doceval.paper import TableBuilder
 from pytest_doceval.results import CaseResult
 from pytest_doceval.systems import Parser, SystemEnv
 from pytest_doceval.text.tokenise import LANGUAGES

@@ -1,30 +1,18 @@
-"""Tables of a page output (markdown and HTML) and the ``table`` fact check.
-
-The markdown parser follows olmOCR-bench's ``parse_markdown_tables`` (``olmocr/bench/tests.py``),
-on the shared table tokenizer of `text.markdown` with olmOCR's parameters;
-HTML tables are read by `html_tables`, and both become grids with neighbours in `grid`. The
-check follows olmOCR's ``TableTest.run``.
-
-Markdown: a table is a run of at least two consecutive lines that contain ``|``. The first line
-made only of ``-``, ``:`` and spaces (pipes aside) is the separator and is dropped, as is any line
-made only of ``-: |``. A row's cells are the line split on ``|``, stripped, without the empty
-first and last pieces that leading and trailing pipes leave. Ragged rows are padded with empty
-positions. Headings are the first row and the first column.
-
+"""The ``table`` fact check, following olmOCR-bench's ``TableTest.run``, over the tables of a
+page output: markdown ones read by `markdown_tables`, HTML ones by `html_tables`, both grids
+with neighbours (`grid`).
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 from rapidfuzz import fuzz
 
 from pytest_doceval.kinds.facts.grid import CellSpec, TableData, build_table
 from pytest_doceval.kinds.facts.html_tables import parse_html_tables
+from pytest_doceval.kinds.facts.markdown_tables import parse_markdown_tables
 from pytest_doceval.kinds.facts.model import TableFact
 from pytest_doceval.kinds.facts.normalise import normalise_text
 from pytest_doceval.kinds.facts.result import FactResult, PageOutput, quote
-from pytest_doceval.text import markdown as md
 
 __all__ = [
     "CellSpec",
@@ -34,57 +22,6 @@ __all__ = [
     "parse_html_tables",
     "parse_markdown_tables",
 ]
-
-# --- markdown ---
-
-# olmOCR-bench's reading, not pandoc's: its verdicts are defined by it. So every ``|`` is a cell
-# boundary (olmOCR splits on ``|``, escaped or not), a table is two or more lines holding a ``|``
-# anywhere, no grid tables, and its separator is made of ``-``, ``:`` and spaces only.
-_ESCAPED_PIPES = False
-_PIPE_ANYWHERE = True
-_MIN_ROWS = 2
-_GRID_MARKS = False
-
-
-def _only_pipes_and_marks(line: str) -> bool:
-    # olmOCR drops, besides the first separator, every line made only of "- :|" (untrimmed: a
-    # line ending in a tab or "\r" is not one).
-    return bool(line.strip()) and all(ch in "- :|" for ch in line)
-
-
-def _markdown_rows(lines: Sequence[str]) -> list[list[str]]:
-    separator = next(
-        (i for i, line in enumerate(lines) if md.is_separator_row(line, grid_marks=_GRID_MARKS)),
-        None,
-    )
-    rows: list[list[str]] = []
-    for i, line in enumerate(lines):
-        if i == separator or _only_pipes_and_marks(line):
-            continue
-        cells = [cell.strip() for cell in md.split_pipe_row(line, escaped_pipes=_ESCAPED_PIPES)]
-        if cells:
-            rows.append(cells)
-    return rows
-
-
-def parse_markdown_tables(content: str) -> list[TableData]:
-    """Every markdown table of `content` (module docstring for the rules)."""
-    lines = content.strip().split("\n")
-    blocks = md.table_blocks(
-        lines, grid_tables=False, pipe_anywhere=_PIPE_ANYWHERE, min_pipe_rows=_MIN_ROWS
-    )
-    tables = []
-    for block in blocks:
-        rows = _markdown_rows(lines[block.start : block.end])
-        specs = [
-            [CellSpec(text, heading=r == 0 or c == 0) for c, text in enumerate(row)]
-            for r, row in enumerate(rows)
-        ]
-        table = build_table(specs)
-        if table is not None:
-            tables.append(table)
-    return tables
-
 
 # --- the table fact ---
 

@@ -2,7 +2,7 @@
 
 Everything a run may reuse lives here: stage outputs (text), model responses (JSON) and
 embedding vectors (float32). A value is stored under its key -- a SHA-256 over everything that
-changes it (`pytest_doceval.cache.cache_key`, `ChatRequest.cache_key`) -- through a `Codec`,
+changes it (`pytest_doceval.store.cache_key`, `ChatRequest.cache_key`) -- through a `Codec`,
 as one entry ``<dir>/<key[:2]>/<key>.<codec>.json``::
 
     {"schema", "codec", "key", "run", "created", "meta", "sha256", "value"}

@@ -1,0 +1,190 @@
+"""Paper tables' building blocks, below the kinds (as `pytest_doceval.html` is for pages): a
+`PaperTable` (title, columns, rows of `Cell`, notes), the number formats, and its two
+renderings, booktabs LaTeX and GitHub-flavoured Markdown. Which tables a suite gets is its
+kind's business: a kind lists builders in ``Suite.paper_tables`` (section -> tables);
+`pytest_doceval.report.paper` finds them through the kind registry for ``doceval report``.
+
+Flags. A row may carry ``"flags": {metric: [reason, ...]}`` (a value to read with care). A
+cell built from such a metric gets a dagger, and the table a note saying why
+(`flag_reasons` collects them; builders pass them to `Cell` and `PaperTable.notes`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_doceval.errors import DocevalError
+
+DAGGER = "†"
+FORMATS = ("latex", "markdown")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: its text, and whether a flag behind it earns a dagger."""
+
+    text: str
+    flagged: bool = False
+
+
+@dataclass
+class PaperTable:
+    """A table as a paper prints it; the first column is left-aligned, the rest are numbers."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    label: str = ""
+    align: str = ""  # one of l/r per column; default: the first left, the rest right
+
+    def alignment(self) -> str:
+        return self.align or "l" + "r" * (len(self.columns) - 1)
+
+
+TableBuilder = Callable[[Mapping[str, Any]], list[PaperTable]]
+
+
+# -- numbers ----------------------------------------------------------------------------------
+
+
+def number(value: Any, digits: int = 3) -> str:
+    """A plain number, or n/a for a missing or NaN value (a CI of one case has none)."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or math.isnan(value):
+        return "n/a"
+    return f"{value:.{digits}f}"
+
+
+def with_ci(entry: Mapping[str, Any] | None, digits: int = 3, *, key: str = "mean") -> str:
+    """``0.133 [0.102, 0.164]``: a mean with its confidence interval, n/a when absent."""
+    if not entry or entry.get(key) is None:
+        return "n/a"
+    low, high = entry.get("ci_low"), entry.get("ci_high")
+    interval = (
+        "" if low is None or high is None else f" [{number(low, digits)}, {number(high, digits)}]"
+    )
+    return number(entry[key], digits) + interval
+
+
+def percent(value: Any, digits: int = 1) -> str:
+    if not isinstance(value, int | float) or isinstance(value, bool) or math.isnan(value):
+        return "n/a"
+    return f"{value * 100:.{digits}f}%"
+
+
+def points(value: Any, digits: int = 1) -> str:
+    """A difference of two rates in percentage points, signed: ``+2.2pp``."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or math.isnan(value):
+        return "n/a"
+    return f"{value * 100:+.{digits}f}pp"
+
+
+def flag_reasons(
+    rows: Iterable[Mapping[str, Any]], metric: str, system: str | None = None
+) -> list[str]:
+    """The distinct reasons rows (of `system`, if given) give for flagging `metric`."""
+    reasons: dict[str, None] = {}
+    for row in rows:
+        if system is not None and row.get("system") != system:
+            continue
+        flags = row.get("flags") or {}
+        for reason in flags.get(metric, []) if isinstance(flags, Mapping) else []:
+            reasons.setdefault(str(reason))
+    return list(reasons)
+
+
+def flag_note(flagged: Mapping[str, Sequence[str]]) -> list[str]:
+    """One note per flagged metric: ``† chunk_score: reason; reason``."""
+    return [
+        f"{DAGGER} {metric}: {'; '.join(reasons)}" for metric, reasons in flagged.items() if reasons
+    ]
+
+
+# -- rendering --------------------------------------------------------------------------------
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "Δ": r"$\Delta$",
+    "±": r"$\pm$",
+    "η": r"$\eta$",
+    "²": r"$^2$",
+    "≤": r"$\leq$",
+    "≥": r"$\geq$",
+    "−": "--",
+    "–": "--",
+    "×": r"$\times$",
+    DAGGER: r"$^\dagger$",
+}
+_LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_SPECIAL))
+
+
+def latex_escape(text: str) -> str:
+    """Text safe in a LaTeX table (specials escaped, the few symbols tables use as math)."""
+    return _LATEX_RE.sub(lambda m: _LATEX_SPECIAL[m.group(0)], text)
+
+
+def markdown_escape(text: str) -> str:
+    """Text safe in a Markdown table cell: a pipe would end the cell, markup would render."""
+    return re.sub(r"([\\|*_`<])", r"\\\1", text).replace("\n", " ")
+
+
+def _cell_text(cell: Cell, escape: Callable[[str], str]) -> str:
+    return escape(cell.text + (DAGGER if cell.flagged else ""))
+
+
+def to_latex(table: PaperTable) -> str:
+    """A ``table`` float with a booktabs ``tabular`` (needs ``\\usepackage{booktabs}``)."""
+    spec = table.alignment()
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{{latex_escape(table.title)}}}",
+    ]
+    if table.label:
+        lines.append(rf"\label{{{table.label}}}")
+    lines += [
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(latex_escape(c) for c in table.columns) + r" \\",
+        r"\midrule",
+    ]
+    lines += [" & ".join(_cell_text(c, latex_escape) for c in row) + r" \\" for row in table.rows]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if table.notes:
+        notes = r"\\ ".join(latex_escape(n) for n in table.notes)
+        lines += [r"\par\smallskip", rf"{{\footnotesize\raggedright {notes}\par}}"]
+    lines.append(r"\end{table}")
+    return "\n".join(lines)
+
+
+def to_markdown(table: PaperTable) -> str:
+    """A titled GitHub-flavoured Markdown table, its notes below it."""
+    head = "| " + " | ".join(markdown_escape(c) for c in table.columns) + " |"
+    rule = "|" + "|".join(":---" if a == "l" else "---:" for a in table.alignment()) + "|"
+    body = [
+        "| " + " | ".join(_cell_text(c, markdown_escape) for c in row) + " |" for row in table.rows
+    ]
+    notes = [f"{markdown_escape(n)}  " for n in table.notes]
+    return "\n".join([f"**{markdown_escape(table.title)}**", "", head, rule, *body, "", *notes])
+
+
+def render(tables: Sequence[PaperTable], fmt: str) -> str:
+    if fmt not in FORMATS:
+        raise DocevalError(f"paper table format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if fmt == "latex":
+        head = "% doceval paper tables: \\usepackage{booktabs} in the preamble\n\n"
+        return head + "\n\n".join(to_latex(t) for t in tables) + "\n"
+    return "\n\n".join(to_markdown(t) for t in tables).rstrip() + "\n"

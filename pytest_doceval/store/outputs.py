@@ -1,0 +1,44 @@
+"""Text stage outputs kept in the run's store under their `cache_key`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_doceval.store.keys import cache_key
+from pytest_doceval.store.store import TEXT, Store
+
+
+@dataclass(frozen=True)
+class CachedOutput:
+    key: str
+    text: str
+    hit: bool
+
+
+def stored_output(store: Store, key: str) -> str | None:
+    """The output stored under `key`, or None (absent, untrusted, or not readable now)."""
+    return store.get(key, TEXT)
+
+
+def store_output(store: Store, key: str, text: str, fingerprint: Mapping[str, Any]) -> None:
+    """Keep a successful output; its fingerprint rides along for whoever reads the entry."""
+    store.put(key, text, TEXT, {"fingerprint": fingerprint})
+
+
+def cached_output(
+    store: Store,
+    fingerprint: Mapping[str, Any],
+    input_digest: str,
+    compute: Callable[[], str],
+) -> CachedOutput:
+    """The output keyed by (`fingerprint`, `input_digest`): the store's, else `compute`'s,
+    stored only once it returned (a raising `compute` stores nothing)."""
+    key = cache_key(fingerprint, input_digest)
+    cached = stored_output(store, key)
+    if cached is not None:
+        return CachedOutput(key, cached, hit=True)
+    text = compute()
+    store_output(store, key, text, fingerprint)
+    return CachedOutput(key, text, hit=False)
