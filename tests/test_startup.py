@@ -65,3 +65,34 @@ def test_a_one_case_run_imports_no_scipy_httpx_or_pymupdf(tmp_path: Path) -> Non
     )
     assert "HEAVY [] 0" in done.stdout, done.stdout[-2000:]
     assert (tmp_path / "doceval-report.html").exists()
+
+
+def test_the_main_job_never_imports_the_projects_own_tests(tmp_path: Path) -> None:
+    """`pytest --doceval` without paths evaluates the suites: the project's test suite (found
+    through ``testpaths``) and its conftest.py, which may import much, stay out of the run,
+    while the project's own top-level conftest.py (where users register parsers) still loads."""
+    write_one_case_suite(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.doceval]\nsuites = ['cases']\n\n[tool.pytest.ini_options]\ntestpaths = ['tests']\n"
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "conftest.py").write_text("raise SystemExit('tests/conftest.py ran')\n")
+    (tmp_path / "conftest.py").write_text("print('TOP-LEVEL CONFTEST')\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--doceval", "-q", "-s", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "TOP-LEVEL CONFTEST" in done.stdout and "1 passed" in done.stdout
+    # A plain run still collects the tests, through their conftest.py.
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "tests/conftest.py ran" in plain.stdout + plain.stderr
