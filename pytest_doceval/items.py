@@ -91,7 +91,7 @@ class CaseItem(pytest.Item):
         started = time.perf_counter()
         session.stages.wait_for_stages(self.nodeid)
         try:
-            self.result = session.evaluate(suite, self.ref)
+            self.result = session.evaluate(suite, self.ref, self.nodeid)
         except SystemUnavailable as exc:
             pytest.skip(str(exc))
         row = case_row(self.suite_name, self.ref, self.result, nodeid=self.nodeid)

@@ -126,7 +126,7 @@ class DocevalSession:
 
     # -- one test -----------------------------------------------------------------------------
 
-    def evaluate(self, suite: Suite, ref: CaseRef) -> CaseResult:
+    def evaluate(self, suite: Suite, ref: CaseRef, nodeid: str = "") -> CaseResult:
         baseline = self.baselines.comparable(suite)
         previous = baseline.cache_key(ref.key) if baseline is not None else None
         metrics = baseline.metrics(ref.key) if baseline is not None else None
@@ -134,6 +134,9 @@ class DocevalSession:
             self.cache, previous_cache_key=previous, baseline=metrics, engine=self.stages.engine
         )
         result = suite.evaluate(ref, ctx)
+        cost = self.stages.cost(nodeid)
+        if cost is not None:
+            result.metrics.update(cost.metrics())
         for metric in result.metrics:
             suite.metric_spec(metric)  # a kind must declare what it measures
         return result

@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 from pytest_doceval.engine.executors import ExecutorSlot, process_pool
 from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, timed_call
 from pytest_doceval.errors import DocevalError, SystemRunError, SystemUnavailable
-from pytest_doceval.store import store_output, stored_output
+from pytest_doceval.metrics.cost import StageCost, price, tokens_of, total
+from pytest_doceval.store import store_output, stored_entry
 
 if TYPE_CHECKING:
     from pytest_doceval.models.hub import Hub
@@ -58,6 +59,7 @@ class _Node:
     output: Any = None
     error: BaseException | None = None
     cached: bool = False
+    cost: StageCost | None = None  # measured when computed, or read back with a stored output
     isolated: bool = False  # rerun alone after its process pool broke
     future: concurrent.futures.Future[Any] | None = None
     dependants: list[str] = field(default_factory=list)
@@ -88,11 +90,11 @@ class Snapshot:
         return self.elapsed / worked * left
 
 
-def _run_alone(stage: CpuStage, args: tuple[Any, ...]) -> tuple[Any, float]:
+def _run_alone(stage: CpuStage, args: tuple[Any, ...]) -> tuple[Any, StageCost]:
     """`stage` in a process pool of its own (after a broken pool: whoever breaks this one is
     the stage that kills its worker)."""
     with process_pool(1) as pool:
-        result: tuple[Any, float] = pool.submit(timed_call, stage.call, args).result()
+        result: tuple[Any, StageCost] = pool.submit(timed_call, stage.call, args).result()
         return result
 
 
@@ -131,9 +133,10 @@ class Engine:
                     continue
                 node = self._nodes[stage.key] = _Node(stage)
                 if stage.fingerprint is not None:
-                    hit = stored_output(self.cache, stage.key)
+                    hit = stored_entry(self.cache, stage.key)
                     if hit is not None:
-                        self._finish(node, hit, cached=True)
+                        text, meta = hit
+                        self._finish(node, text, StageCost.from_dict(meta.get("cost")), cached=True)
                         continue
                 missing = [need for need in stage.needs if need not in self._nodes]
                 if missing:
@@ -205,7 +208,7 @@ class Engine:
             assert isinstance(stage, CpuStage)
             inputs = tuple(self._nodes[k].output for k in stage.needs)
         try:
-            output, seconds = timed_call(stage.call, (*stage.args, *inputs))
+            output, cost = timed_call(stage.call, (*stage.args, *inputs))
         except Exception as exc:
             with self._lock:
                 self._fail(node, exc)
@@ -215,8 +218,20 @@ class Engine:
                 self._fail(node, exc)
             raise
         with self._lock:
-            self._cpu_seconds += seconds
-            self._finish(node, output)
+            self._cpu_seconds += cost.cpu_seconds
+            self._finish(node, output, cost)
+
+    def cost(self, keys: Sequence[str]) -> StageCost | None:
+        """What the stages of `keys` that make an output (not those that score it) cost
+        together, each counted once; None for no such stages, or when one's cost is unknown
+        (an output stored before costs were kept): a partial sum would read as cheaper."""
+        with self._lock:
+            found = [self._nodes.get(k) for k in dict.fromkeys(keys)]
+            nodes = [n for n in found if n is None or not n.stage.scoring]
+            costs = [n.cost for n in nodes if n is not None]
+            if not costs or len(costs) < len(nodes) or any(c is None for c in costs):
+                return None
+            return total(c for c in costs if c is not None)
 
     def snapshot(self) -> Snapshot:
         with self._lock:
@@ -282,7 +297,7 @@ class Engine:
     ) -> None:
         with self._lock:
             try:
-                output, seconds = future.result()
+                output, cost = future.result()
             except BrokenProcessPool as exc:
                 if node.isolated or self._closed:
                     self._fail(node, DocevalError(f"its worker process died ({exc})"))
@@ -298,8 +313,8 @@ class Engine:
             except BaseException as exc:
                 self._fail(node, exc)
                 return
-            self._cpu_seconds += seconds
-            self._finish(node, output)
+            self._cpu_seconds += cost.cpu_seconds
+            self._finish(node, output, cost)
 
     def _start_model(self, node: _Node, stage: ModelStage, inputs: tuple[Any, ...]) -> None:
         assert self._hub_factory is not None, "a model stage needs the engine to have a hub"
@@ -312,37 +327,49 @@ class Engine:
         node.future = future
         future.add_done_callback(lambda f: self._model_done(node, f))
 
-    async def _ask_all(self, hub: Hub, stage: ModelStage, inputs: tuple[Any, ...]) -> Any:
+    async def _ask_all(
+        self, hub: Hub, stage: ModelStage, inputs: tuple[Any, ...]
+    ) -> tuple[Any, StageCost]:
+        started = time.perf_counter()
         requests = stage.build(inputs)
-        answers = await asyncio.gather(*(self._ask(hub, stage, r) for r in requests))
-        return stage.read(answers)
+        asked = await asyncio.gather(*(self._ask(hub, stage, r) for r in requests))
+        costs = [cost for _, cost in asked]
+        wall = StageCost(wall_seconds=time.perf_counter() - started)
+        return stage.read([answer for answer, _ in asked]), total([wall, *costs])
 
-    async def _ask(self, hub: Hub, stage: ModelStage, request: Any) -> Any:
+    async def _ask(self, hub: Hub, stage: ModelStage, request: Any) -> tuple[Any, StageCost]:
         with self._lock:
             self._in_flight[stage.model] += 1
         try:
-            return stage.answer(await hub.get(request))
+            response = await hub.get(request)
         finally:
             with self._lock:
                 self._in_flight[stage.model] -= 1
+        # Tokens as the API reported them (a response from the store keeps its usage).
+        tokens_in, tokens_out = tokens_of(getattr(response, "usage", None) or {})
+        config = hub.client.config(stage.model)
+        usd = price(tokens_in, tokens_out, config.price_in, config.price_out)
+        return stage.answer(response), StageCost(0.0, 0.0, 1, tokens_in, tokens_out, usd)
 
     def _model_done(self, node: _Node, future: concurrent.futures.Future[Any]) -> None:
         with self._lock:
             try:
-                output = future.result()
+                output, cost = future.result()
             except concurrent.futures.CancelledError:
                 self._fail(node, DocevalError("cancelled: the run was stopped"))
             except BaseException as exc:
                 self._fail(node, exc)
             else:
-                self._finish(node, output)
+                self._finish(node, output, cost)
 
-    def _finish(self, node: _Node, output: Any, *, cached: bool = False) -> None:
+    def _finish(
+        self, node: _Node, output: Any, cost: StageCost | None = None, *, cached: bool = False
+    ) -> None:
         stage = node.stage
         if not cached and stage.fingerprint is not None and isinstance(output, str):
             with contextlib.suppress(OSError):  # the output is good; only keeping it failed
-                store_output(self.cache, stage.key, output, stage.fingerprint)
-        node.output, node.cached, node.state = output, cached, "done"
+                store_output(self.cache, stage.key, output, stage.fingerprint, cost)
+        node.output, node.cached, node.cost, node.state = output, cached, cost, "done"
         node.future = None
         node.event.set()
         for key in node.dependants:

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_doceval.metrics.cost import StageCost
+
 
 @dataclass(frozen=True)
 class CpuStage:
@@ -33,6 +35,9 @@ class CpuStage:
     needs: tuple[str, ...] = ()
     fingerprint: Mapping[str, Any] | None = None
     portable: bool = True
+    # A stage that scores an output (embedding it for a metric) rather than making it: its
+    # cost is the evaluation's, not the system's (`Engine.cost` leaves it out).
+    scoring: bool = False
 
 
 def answer_text(response: Any) -> str:
@@ -56,6 +61,7 @@ class ModelStage:
     needs: tuple[str, ...] = ()
     fingerprint: Mapping[str, Any] | None = None
     answer: Callable[[Any], Any] = answer_text
+    scoring: bool = False  # as `CpuStage.scoring`
 
 
 Stage = CpuStage | ModelStage
@@ -87,10 +93,11 @@ def count_whole_process() -> None:
     _cpu_clock = time.process_time
 
 
-def timed_call(call: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, float]:
-    """Run `call` and say how many CPU seconds it took where it ran (not wall time: neither
-    queueing nor waiting for a core is work). Module-level so that process pools and Dask can
-    pickle it by name."""
-    started = _cpu_clock()
+def timed_call(call: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, StageCost]:
+    """Run `call` and say what it cost where it ran: its CPU seconds (neither queueing nor
+    waiting for a core is work) and its wall seconds from start to end (not the time it waited
+    for an executor). Module-level so that process pools and Dask can pickle it by name."""
+    cpu_started, wall_started = _cpu_clock(), time.perf_counter()
     output = call(*args)
-    return output, _cpu_clock() - started
+    cost = StageCost(_cpu_clock() - cpu_started, time.perf_counter() - wall_started)
+    return output, cost

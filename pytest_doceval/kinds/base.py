@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
+from pytest_doceval.metrics.cost import COST_METRICS
 from pytest_doceval.metrics.spec import MetricSpec, find_spec
 from pytest_doceval.rows import Row, new_row, row_key
 
@@ -183,18 +184,24 @@ class Suite(ABC):
     def notes(self) -> list[str]:
         return []
 
+    @classmethod
+    def all_metrics(cls) -> dict[str, MetricSpec]:
+        """What rows of this kind may carry: the kind's metrics, then what computing an output
+        cost (`pytest_doceval.metrics.cost`, on the rows of tests that have stages)."""
+        return {**cls.metrics, **COST_METRICS}
+
     def metric_spec(self, metric: str) -> MetricSpec:
         """The declared spec of `metric`; a `SuiteConfigError` for a metric the kind does not
         declare (a typo in a gate, or a kind that forgot to declare what it measures)."""
         # Asked for every metric of every test: remembered (a kind need not call our __init__).
         known: dict[str, MetricSpec | None] = self.__dict__.setdefault("_metric_specs", {})
         if metric not in known:
-            known[metric] = find_spec(self.metrics, metric)
+            known[metric] = find_spec(self.all_metrics(), metric)
         spec = known[metric]
         if spec is None:
             raise SuiteConfigError(
                 f"{self.spec.file}: {metric!r} is not a metric of kind {self.kind!r} "
-                f"(declared: {', '.join(self.metrics)})"
+                f"(declared: {', '.join(self.all_metrics())})"
             )
         return spec
 
@@ -206,11 +213,11 @@ class Suite(ABC):
         rules = [(m, r) for m, rs in self.spec.case_gates.items() for r in rs]
         rules += [(g.metric, g.tolerance) for g in self.spec.suite_gates]
         for metric, rule in rules:
-            spec = find_spec(self.metrics, metric)
+            spec = find_spec(self.all_metrics(), metric)
             if spec is None:
                 raise SuiteConfigError(
                     f"{self.spec.file}: [gates] names {metric!r}, which kind {self.kind!r} "
-                    f"does not measure (metrics: {', '.join(self.metrics)})"
+                    f"does not measure (metrics: {', '.join(self.all_metrics())})"
                 )
             if isinstance(rule, Tolerance):
                 try:

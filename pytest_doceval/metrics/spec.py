@@ -56,6 +56,10 @@ class MetricSpec:
     binary: bool = False
     description: str = ""
     bounds: Bounds = (None, None)
+    # A metric some rows lack by nature (a cost of model requests, on a test that asked no
+    # model): a gate on it passes those rows instead of failing them as unmeasured. Only a
+    # live run's gates read it, so a report does not carry it.
+    optional: bool = False
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:

@@ -46,6 +46,10 @@ class ModelConfig:
     temperature: float = 0.0
     max_tokens: int | None = None
     top_p: float | None = None
+    # US dollars per million input / output tokens: what a row's ``usd_per_1000`` is priced at
+    # (they change no answer, so no request key holds them).
+    price_in: float | None = None
+    price_out: float | None = None
     extra: dict[str, Any] = field(default_factory=dict, hash=False)
 
     @classmethod
@@ -94,6 +98,8 @@ class ModelConfig:
             temperature=check.number("temperature", cls.temperature),
             max_tokens=check.optional_integer("max_tokens"),
             top_p=check.optional_number("top_p"),
+            price_in=check.optional_number("price_in"),
+            price_out=check.optional_number("price_out"),
             extra=dict(extra),
         )
 

@@ -73,7 +73,8 @@ def case_gate_failures(
     failures: list[str] = []
     for metric, rules in suite.spec.case_gates.items():
         if metric not in result.metrics:
-            failures.append(f"{metric}: gated in suite.toml but not measured ({label})")
+            if not suite.metric_spec(metric).optional:
+                failures.append(f"{metric}: gated in suite.toml but not measured ({label})")
             continue
         failures += check_case(
             metric,

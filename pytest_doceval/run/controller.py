@@ -132,7 +132,7 @@ class Controller:
             "notes": suite.notes(),
             "metrics": {
                 name: spec.to_dict()
-                for name, spec in ordered_specs(suite.metrics, measured).items()
+                for name, spec in ordered_specs(suite.all_metrics(), measured).items()
             },
             "gate_rules": {
                 "case": {m: [r.text for r in rules] for m, rules in suite.spec.case_gates.items()},

@@ -23,6 +23,7 @@ from pytest_doceval.run.terminal_lines import TerminalLines, TerminalTurns, term
 
 if TYPE_CHECKING:
     from pytest_doceval.engine import Engine
+    from pytest_doceval.metrics.cost import StageCost
     from pytest_doceval.models.runtime import ModelRuntime
     from pytest_doceval.run.worker_progress import Gatherer, Publisher, WorkerState
     from pytest_doceval.store import Store
@@ -123,6 +124,13 @@ class StageRun:
         progress = self.progress()
         while not self.engine.wait(keys, timeout=max(0.05, progress.until_due())):
             progress.tick(self.engine.snapshot())
+
+    def cost(self, nodeid: str) -> StageCost | None:
+        """What the stages of test `nodeid` cost to compute (None: it has none)."""
+        keys = self._stage_keys.get(nodeid)
+        if not keys or self.engine is None:
+            return None
+        return self.engine.cost(keys)
 
     def between_tests(self) -> None:
         """A status line when one is due. Asked after every test, so the snapshot (a walk over

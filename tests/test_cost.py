@@ -1,0 +1,160 @@
+"""What a system costs: CPU and wall seconds of its stages, its model requests and tokens, and
+their price, on every row of a test that has stages; the cold cost is kept with the output, so
+a warm run reports it again; a gate on a cost metric fails a test like any other gate."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from model_server import ModelServer, _parts, reply_text
+
+from pytest_doceval.errors import SuiteConfigError
+from pytest_doceval.metrics.cost import COST_METRICS, StageCost, price, tokens_of, total
+from pytest_doceval.models.config import ModelConfig
+from tests.conftest import TRUTH, read_report, write_suite
+
+PAGE = "Tides\nTidal storage moves water between two basins.\n- pumps\n- turbines"
+PRICE_IN, PRICE_OUT = 2.5, 10.0  # US dollars per million tokens
+
+costs = st.builds(
+    StageCost,
+    st.floats(0, 100),
+    st.floats(0, 100),
+    st.integers(0, 50),
+    st.integers(0, 10**6),
+    st.integers(0, 10**6),
+    st.one_of(st.none(), st.floats(0, 10)),
+)
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(costs, max_size=6))
+def test_a_total_is_the_fieldwise_sum(parts: list[StageCost]) -> None:
+    summed = total(parts)
+    assert summed.cpu_seconds == pytest.approx(sum(p.cpu_seconds for p in parts))
+    assert summed.wall_seconds == pytest.approx(sum(p.wall_seconds for p in parts))
+    assert summed.requests == sum(p.requests for p in parts)
+    assert summed.tokens_in == sum(p.tokens_in for p in parts)
+    assert summed.tokens_out == sum(p.tokens_out for p in parts)
+    priced = [p.usd for p in parts if p.usd is not None]
+    assert summed.usd == (pytest.approx(sum(priced)) if priced else None)
+    assert StageCost.from_dict(json.loads(json.dumps(summed.to_dict()))) == summed
+
+
+def test_metrics_say_only_what_was_measured() -> None:
+    cpu_only = StageCost(1.25, 2.5).metrics()
+    assert cpu_only == {"cpu_seconds": 1.25, "wall_seconds": 2.5}
+    asked = StageCost(0.0, 0.4, 2, 1_000, 250, price(1_000, 250, PRICE_IN, PRICE_OUT)).metrics()
+    # $ per 1,000 such cases: (1000 x 2.5 + 250 x 10) / 1e6 dollars, times 1,000.
+    assert asked["usd_per_1000"] == pytest.approx(5.0)
+    assert (asked["model_requests"], asked["tokens_in"], asked["tokens_out"]) == (2, 1000, 250)
+    assert set(asked) <= set(COST_METRICS)
+    assert all(spec.direction == "lower" and not spec.headline for spec in COST_METRICS.values())
+
+
+def test_usage_and_prices_read_defensively() -> None:
+    assert tokens_of({"prompt_tokens": 7, "completion_tokens": 3}) == (7, 3)
+    assert tokens_of({"input_tokens": 5, "output_tokens": 2}) == (5, 2)  # the Responses API
+    assert tokens_of({"prompt_tokens": "7", "completion_tokens": True}) == (0, 0)
+    assert tokens_of({}) == (0, 0)
+    assert price(10, 10, None, None) is None
+    assert price(10**6, 0, 3.0, None) == 3.0
+    assert StageCost.from_dict({"cpu_seconds": "x"}) is None
+    assert StageCost.from_dict(None) is None
+
+
+def test_a_negative_price_is_refused() -> None:
+    table = {"base_url": "http://127.0.0.1:1/v1", "model": "m", "price_in": -1}
+    with pytest.raises(SuiteConfigError, match="price_in must be a number >= 0"):
+        ModelConfig.from_table("m", table, source="pyproject.toml")
+
+
+def _project(pytester: pytest.Pytester, server: ModelServer, gates: str = "") -> Path:
+    pytester.makepyprojecttoml(
+        '[tool.doceval]\nsuites = ["cases"]\nvlm = "echo"\n\n[tool.doceval.models.echo]\n'
+        f'base_url = "{server.base_url}"\nmodel = "echo-1"\n'
+        f"price_in = {PRICE_IN}\nprice_out = {PRICE_OUT}\n"
+    )
+    cases = {
+        f"c{i}": {"truth": TRUTH, "pdf": PAGE.replace("Tides", f"Tides {i}"), "saved": TRUTH}
+        for i in range(2)
+    }
+    systems = ["pymupdf", "pymupdf+vlm", "saved"]
+    return write_suite(pytester.path, "tides", cases, systems=systems, gates=gates)
+
+
+def _server_usage(server: ModelServer) -> dict[str, tuple[int, int]]:
+    """Per case, the tokens the test server reported, recomputed from what it received by its
+    own rule (prompt: characters of the text parts // 4 + 1; completion: of its reply)."""
+    usage = {}
+    for recorded in server.requests:
+        messages = json.loads(recorded.body)["messages"]
+        text = " ".join(str(p.get("text", "")) for m in messages for p in _parts(m["content"]))
+        case = next(f"c{i}" for i in range(2) if f"Tides {i}" in text)
+        usage[case] = (len(text) // 4 + 1, len(reply_text(messages)) // 4 + 1)
+    return usage
+
+
+def _rows(pytester: pytest.Pytester) -> dict[tuple[str, str], dict[str, Any]]:
+    section = read_report(pytester.path / "doceval-report.json")["suites"]["tides"]
+    return {(r["case"], r["system"]): r for r in section["results"]}
+
+
+@pytest.fixture
+def server() -> ModelServer:
+    with ModelServer() as running:
+        yield running
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_rows_carry_their_cost_and_a_warm_run_reports_the_cold_one(
+    pytester: pytest.Pytester, server: ModelServer, workers: list[str]
+) -> None:
+    _project(pytester, server)
+    pytester.runpytest("--doceval", *workers).assert_outcomes(passed=6)
+    cold = _rows(pytester)
+    usage = _server_usage(server)
+    for case in ("c0", "c1"):
+        parsed, refined = cold[case, "pymupdf"]["metrics"], cold[case, "pymupdf+vlm"]["metrics"]
+        assert parsed["cpu_seconds"] > 0 and parsed["wall_seconds"] > 0
+        assert "model_requests" not in parsed  # no model asked, nothing priced
+        tokens_in, tokens_out = usage[case]
+        assert (refined["model_requests"], refined["tokens_in"], refined["tokens_out"]) == (
+            1,
+            tokens_in,
+            tokens_out,
+        )
+        usd = (tokens_in * PRICE_IN + tokens_out * PRICE_OUT) / 1e6
+        assert refined["usd_per_1000"] == pytest.approx(usd * 1000, abs=1e-6)
+        # The two-stage row's cost includes its stage 1, the same parse.
+        assert refined["cpu_seconds"] >= parsed["cpu_seconds"] - 1e-6
+        assert not any(m in COST_METRICS for m in cold[case, "saved"]["metrics"])
+    section = read_report(pytester.path / "doceval-report.json")["suites"]["tides"]
+    assert section["metrics"]["cpu_seconds"]["direction"] == "lower"
+    mean = section["aggregates"]["pymupdf"]["cpu_seconds"]["mean"]
+    both = [cold[c, "pymupdf"]["metrics"]["cpu_seconds"] for c in ("c0", "c1")]
+    assert mean == pytest.approx(sum(both) / 2, abs=1e-6)
+
+    pytester.runpytest("--doceval", *workers).assert_outcomes(passed=6)
+    assert server.total == 2  # warm: nothing was parsed or asked again ...
+    warm = _rows(pytester)
+    for key, row in cold.items():  # ... and every row reports what its output cost cold
+        for metric in ("cpu_seconds", "model_requests", "tokens_in", "tokens_out", "usd_per_1000"):
+            assert warm[key]["metrics"].get(metric) == row["metrics"].get(metric), (key, metric)
+
+
+def test_a_gate_on_a_cost_metric_fails_the_costly_tests(
+    pytester: pytest.Pytester, server: ModelServer
+) -> None:
+    _project(pytester, server, gates='tokens_in = "<= 1"\n')
+    result = pytester.runpytest("--doceval", "-rf")
+    # Only the rows that asked the model have tokens; the others have nothing to gate.
+    result.assert_outcomes(passed=4, failed=2)
+    result.stdout.fnmatch_lines(["*tokens_in*"])
+    assert math.isfinite(_rows(pytester)["c0", "pymupdf+vlm"]["metrics"]["tokens_in"])
