@@ -117,7 +117,16 @@ def test_rows_carry_their_cost_and_a_warm_run_reports_the_cold_one(
     pytester: pytest.Pytester, server: ModelServer, workers: list[str]
 ) -> None:
     _project(pytester, server)
-    pytester.runpytest("--doceval", *workers).assert_outcomes(passed=6)
+    result = pytester.runpytest("--doceval", *workers)
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(
+        [
+            "*cost per case (mean, as measured when each output was made):",
+            "*pymupdf: cpu_seconds * s, wall_seconds * s, model_requests -, tokens_in -,*",
+            "*pymupdf+vlm: cpu_seconds * s, *model_requests 1.0, tokens_in *, usd_per_1000 $*",
+        ]
+    )
+    assert "Cost per case: mean" in (pytester.path / "doceval-report.html").read_text()
     cold = _rows(pytester)
     usage = _server_usage(server)
     for case in ("c0", "c1"):

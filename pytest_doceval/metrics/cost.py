@@ -150,3 +150,20 @@ def price(
     if price_in is None and price_out is None:
         return None
     return (tokens_in * (price_in or 0.0) + tokens_out * (price_out or 0.0)) / 1e6
+
+
+def cost_columns(aggregates: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
+    """The cost metrics some system of a suite has means of, in `COST_METRICS`' order."""
+    return [m for m in COST_METRICS if any(m in per_metric for per_metric in aggregates.values())]
+
+
+def cost_cell(metric: str, entry: Mapping[str, Any] | None) -> str:
+    """A system's mean of a cost metric, written as its unit reads ("-" where not measured)."""
+    mean = entry.get("mean") if entry else None
+    if not isinstance(mean, int | float) or mean != mean:
+        return "-"
+    if metric.endswith("seconds"):
+        return f"{mean:.3f} s"
+    if metric == "usd_per_1000":
+        return f"${mean:,.2f}"
+    return f"{mean:,.1f}"

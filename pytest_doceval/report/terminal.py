@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pytest_doceval.metrics.cost import cost_cell, cost_columns
 from pytest_doceval.metrics.spec import headline, specs_from_section
 from pytest_doceval.report.schema import Aggregate, Report, SuiteSection
 from pytest_doceval.rows import FLAG_MARK, describe_flags, row_key
@@ -46,6 +47,7 @@ def summary_lines(report: Report) -> list[str]:
         if measured:
             lines += _table(aggregates, measured[:TERMINAL_COLUMNS])
             lines += _flag_legend(aggregates, measured)
+        lines += _cost_lines(aggregates)
         lines += _changes(suite)
         lines += _notes_on_cases(suite)
         for gate in suite.get("gates", []):
@@ -56,6 +58,19 @@ def summary_lines(report: Report) -> list[str]:
             lines.append(f"  suite gate {rule} [{gate['system']}]: {status}")
             if gate.get("power_note"):
                 lines.append(f"    {gate['power_note']}")
+    return lines
+
+
+def _cost_lines(aggregates: Mapping[str, Mapping[str, Aggregate]]) -> list[str]:
+    """What each system's outputs cost to make, per case (where it was measured)."""
+    columns = cost_columns(aggregates)
+    if not columns:
+        return []
+    lines = ["  cost per case (mean, as measured when each output was made):"]
+    for system in sorted(aggregates):
+        cells = [f"{m} {cost_cell(m, aggregates[system].get(m))}" for m in columns]
+        if any(aggregates[system].get(m) for m in columns):
+            lines.append(f"    {system}: {', '.join(cells)}")
     return lines
 
 

@@ -13,7 +13,7 @@ from pytest_doceval.report.html.analyses import analyses
 from pytest_doceval.report.html.cases import cases_block
 from pytest_doceval.report.html.changes import what_changed
 from pytest_doceval.report.html.frame import gate_badge, outcome_badges
-from pytest_doceval.report.html.summary import baseline_lists, gate_table, summary_table
+from pytest_doceval.report.html.summary import baseline_lists, cost_table, gate_table, summary_table
 
 # Section keys that are not facts about the suite: shown elsewhere, or too big for its header.
 _NOT_FACTS = {
@@ -43,6 +43,7 @@ def suite_section(view: SuiteView, blobs: Blobs) -> str:
             what_changed(view),
             gate_table(view),
             summary_table(view),
+            cost_table(view),
             plots(view),
             baseline_lists(view),
             cases_block(view, blobs),

@@ -28,6 +28,7 @@ from pytest_doceval.html.model import (
     direction_label,
     failed_gates,
 )
+from pytest_doceval.metrics.cost import cost_cell, cost_columns
 from pytest_doceval.rows import FLAG_MARK, describe_flags
 
 
@@ -160,6 +161,29 @@ def summary_table(view: SuiteView) -> str:
         f"<h3>Summary: mean, {level:.0%} CI, n, change against the baseline</h3>"
         f'<table class="summary"><thead><tr><th>system</th>{"".join(head)}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>{flag_legend(view)}{legend(view)}"
+    )
+
+
+def cost_table(view: SuiteView) -> str:
+    """What each system's outputs cost to make, per case: means of the cost metrics (their
+    intervals are in the JSON report)."""
+    aggregates = mapping(view.data.get("aggregates"))
+    columns = cost_columns(aggregates)
+    if not columns:
+        return ""
+    rows = "".join(
+        f"<tr><th>{esc(system)}</th>"
+        + "".join(
+            f"<td>{esc(cost_cell(m, mapping(aggregates.get(system)).get(m)))}</td>" for m in columns
+        )
+        + "</tr>"
+        for system in view.systems
+    )
+    head = "".join(f"<th>{esc(m)}</th>" for m in columns)
+    return (
+        "<h3>Cost per case: mean, as measured when each output was made</h3>"
+        f'<table class="summary cost"><thead><tr><th>system</th>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
     )
 
 
