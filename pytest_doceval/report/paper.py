@@ -63,11 +63,18 @@ def number(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
-def with_ci(entry: Mapping[str, Any] | None, digits: int = 3, *, key: str = "mean") -> str:
-    """``0.133 [0.102, 0.164]``: a mean with its confidence interval, n/a when absent."""
+def with_ci(
+    entry: Mapping[str, Any] | None,
+    digits: int = 3,
+    *,
+    key: str = "mean",
+    bounds: tuple[str, str] = ("ci_low", "ci_high"),
+) -> str:
+    """``0.133 [0.102, 0.164]``: ``entry[key]`` with the interval ``entry[bounds[0]]``,
+    ``entry[bounds[1]]``; n/a when absent."""
     if not entry or entry.get(key) is None:
         return "n/a"
-    low, high = entry.get("ci_low"), entry.get("ci_high")
+    low, high = entry.get(bounds[0]), entry.get(bounds[1])
     interval = (
         "" if low is None or high is None else f" [{number(low, digits)}, {number(high, digits)}]"
     )
