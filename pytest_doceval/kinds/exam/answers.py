@@ -40,6 +40,20 @@ outside 1..choices (``6``, ``⑤`` on a four-choice question, ``E`` on four, ``1
 failure too. There is no fallback: no first or last number in the text, no random answer -- a
 harness that guesses turns the parse-failure rate into noise in the accuracy.
 
+**Self-corrections** (r3) are followed, never averaged: the output is cut at every
+correction marker -- ``no wait``, ``wait, no``, ``actually``, ``correction``, ``정정``, and the
+constructions ``not X but Y``, ``X이 아니라 Y`` / ``X가 아니고 Y`` / ``X가 아닌 Y`` (X, the
+negated option, is dropped) -- and the piece before the first marker is read by the levels
+above. Then each marker in turn: if the text after it (up to the next marker) states an answer
+-- the whole piece is one (``no wait, option 3.``), or it holds a final answer or an answer
+statement (``Actually, the answer is 3.``), or, after ``no wait``/``wait, no``/``not X but``/
+``아니라``, the answer comes first (``아니라 4번입니다``, ``no wait, it's 3, since ...``) -- that
+answer replaces the earlier one (level ``correction``), a later marker again replacing it. If
+it states none, the earlier answer stands, unless it mentions another option (1..choices) it
+does not state: two candidates the parser cannot order are a parse failure ("The answer is 3.
+Actually, option 2 fits better."). A correction stating two answers, or one beyond the choices,
+fails as above.
+
 The rule that decided is recorded as ``<level>:<form>``, the form being how the answer was
 written: ``digit`` (ASCII), ``fullwidth`` (``０``-``９``), ``circled`` (``①``-``⑳``, ``❶``...),
 or ``letter`` (``A``-``E`` mapped to 1-5; lowercase only in brackets or as the whole output, since
@@ -305,12 +319,90 @@ def _decide(level: str, mentions: list[_Mention], choices: int) -> ParsedAnswer:
     return ParsedAnswer(ROBUST_V1, value, f"{level}:{mentions[0].form}")
 
 
+# Self-corrections. `head`: markers after which the corrected answer comes first ("no wait,
+# 3", "not 2 but 3", "3번이 아니라 4번"); the others ("actually", "정정") are followed by a
+# statement somewhere in what follows. A negated option (the X of "not X but") is part of the
+# marker, so it is no candidate.
+_NEGATED = rf"{_token(False)}{_SUFFIX}"
+_CORRECTIONS = {
+    "head": [
+        r"(?i:\bno\s*,?\s*wait\b|\bwait\s*[,.!]?\s*no\b)",
+        rf"(?i:\bnot\b){_FILLER}{_NEGATED}\s*,?\s*(?i:but(?:\s+rather)?\b)",
+        rf"{_NEGATED}\s*(?:이|가)?\s*(?:아니라|아니고|아닌(?=\s))",
+    ],
+    "statement": [r"(?i:\bactually\b|\bcorrection\b)", "정정(?:하면|합니다|하겠습니다)?"],
+}
+_CORRECTION_RE = re.compile(
+    "|".join(f"(?P<{kind}{i}>{m})" for kind, ms in _CORRECTIONS.items() for i, m in enumerate(ms))
+)
+# What may stand between a head marker and its answer: ", it's", "— make that".
+_HEAD_LEAD = re.compile(
+    r"[\s,;:.!\-\u2013\u2014]*(?i:(?:it'?s|it\s+is|that'?s|make\s+(?:it|that))\s+)?"
+)
+
+
+def _corrected(piece: str, head: bool) -> list[_Mention]:
+    """The answer a correction's text states, by level (nothing when it states none)."""
+    start = _HEAD_LEAD.match(piece)
+    rest = piece[start.end() if start else 0 :]
+    levels: list[Callable[[], list[_Mention]]] = [
+        lambda: _whole(rest),
+        lambda: _after_markers(piece, _FINAL_RE),
+        lambda: _after_markers(piece, _ANSWER_RE) + (_head(rest) if head else []),
+    ]
+    for find in levels:
+        mentions = find()
+        if mentions:
+            return mentions
+    return []
+
+
+def _head(text: str) -> list[_Mention]:
+    listed = _ANSWER_LIST.match(text)
+    if listed is None:
+        return []
+    return _mentions_in(text, *listed.span("first")) + _mentions_in(text, *listed.span("more"))
+
+
+def _follow(earlier: ParsedAnswer, marker: re.Match[str], piece: str, choices: int) -> ParsedAnswer:
+    """The answer after one correction marker and the text it governs."""
+    mentions = _corrected(piece, head=(marker.lastgroup or "").startswith("head"))
+    if mentions:
+        return _decide("correction", mentions, choices)
+    others = {m.value for m in _mentions_in(piece) if 1 <= m.value <= choices}
+    others.discard(earlier.answer or 0)
+    if earlier.answer is not None and others:
+        named = ", ".join(map(str, sorted(others)))
+        return ParsedAnswer(
+            ROBUST_V1,
+            None,
+            None,
+            f"correction: after {marker.group().strip()!r} the output mentions {named} without "
+            f"stating it, against the earlier answer {earlier.answer}",
+        )
+    return earlier
+
+
 def parse_robust(output: str, choices: int, options: Sequence[str] = (), /) -> ParsedAnswer:
     """The robust parser (``robust-v1``; see the module docstring for its rules)."""
     if not 1 <= choices <= len(LETTERS):
         raise ValueError(f"choices must be 1..{len(LETTERS)}, got {choices}")
     if not output.strip():
         return ParsedAnswer(ROBUST_V1, None, None, "empty output")
+    markers = list(_CORRECTION_RE.finditer(output))
+    if not markers:
+        return _read(output, choices, options)
+    parsed = _read(output[: markers[0].start()], choices, options)
+    ends = [m.start() for m in markers[1:]] + [len(output)]
+    for marker, end in zip(markers, ends, strict=True):
+        parsed = _follow(parsed, marker, output[marker.end() : end], choices)
+    return parsed
+
+
+def _read(output: str, choices: int, options: Sequence[str]) -> ParsedAnswer:
+    """The levels on text without corrections."""
+    if not output.strip():
+        return ParsedAnswer(ROBUST_V1, None, None, "no stated answer")
     levels: list[tuple[str, Callable[[], list[_Mention]]]] = [
         ("whole", lambda: _whole(output)),
         ("final", lambda: _after_markers(output, _FINAL_RE) + _final_line(output)),
@@ -332,7 +424,8 @@ def parse_robust(output: str, choices: int, options: Sequence[str] = (), /) -> P
 PARSERS: Mapping[str, AnswerParser] = {SEED_001: parse_seed_001, ROBUST_V1: parse_robust}
 # A parser's revision enters the exam scoring id, so baselines read by an older revision stop
 # comparing. robust-v1 r2: "3. Paris" with the question's option texts, a closing "(3)".
-PARSER_REVISIONS: Mapping[str, int] = {ROBUST_V1: 2}
+# r3: self-corrections ("no wait", "actually", "not X but Y", "아니라", "정정") are followed.
+PARSER_REVISIONS: Mapping[str, int] = {ROBUST_V1: 3}
 
 
 def get_parser(name: str) -> AnswerParser:
