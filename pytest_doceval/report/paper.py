@@ -7,6 +7,13 @@ kind's business: a kind lists builders in ``Suite.paper_tables`` (section -> tab
 through the kind registry as ``doceval merge`` finds analyses. A kind without builders gets no
 table.
 
+Intervals. Seeds 000 and 001 report "Mean ± 95% CI" with the 95% percentile bootstrap over
+cases (1,000 resamples). A table printing a mean over cases prints that interval
+(`seed_interval`: `stats.mean_interval` with ``method="percentile-bootstrap"``, the run's
+resamples, confidence and seed, which `report_tables` passes in the section), and says so in a
+note (`interval_note`); the JSON report and its summaries keep each metric's own interval (Wilson
+for 0/1, bootstrap-t or t otherwise), so a table's interval may differ from the summary's.
+
 Flags. A row may carry ``"flags": {metric: [reason, ...]}`` (a value to read with care). A
 cell built from such a metric gets a dagger, and the table a note saying why
 (`flag_reasons` collects them; builders pass them to `Cell` and `PaperTable.notes`).
@@ -20,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_doceval.config import StatsConfig
 from pytest_doceval.errors import DocevalError
 from pytest_doceval.report.schema import Report, SuiteSection
 
@@ -79,6 +87,45 @@ def with_ci(
         "" if low is None or high is None else f" [{number(low, digits)}, {number(high, digits)}]"
     )
     return number(entry[key], digits) + interval
+
+
+def paper_stats(section: Mapping[str, Any]) -> StatsConfig:
+    """The run's bootstrap settings, as `report_tables` puts them in a section."""
+    return StatsConfig(
+        resamples=int(section.get("bootstrap_resamples", 1000)),
+        confidence=float(section.get("confidence", 0.95)),
+        seed=int(section.get("seed", 0)),
+    )
+
+
+def seed_interval(values: Sequence[float], section: Mapping[str, Any], digits: int = 3) -> str:
+    """``0.133 [0.102, 0.164]``: the mean of per-case values with the seeds' interval, the
+    percentile bootstrap over cases (module docstring); n/a with no values."""
+    if not values:
+        return "n/a"
+    from pytest_doceval.stats.interval import PERCENTILE_BOOTSTRAP  # on use: numpy is heavy
+    from pytest_doceval.stats.intervals import mean_interval
+
+    c = paper_stats(section)
+    interval = mean_interval(
+        values,
+        method=PERCENTILE_BOOTSTRAP,
+        resamples=c.resamples,
+        confidence=c.confidence,
+        seed=c.seed,
+    )
+    entry = {"mean": interval.mean, "ci_low": interval.ci_low, "ci_high": interval.ci_high}
+    return with_ci(entry, digits)
+
+
+def interval_note(section: Mapping[str, Any], over: str) -> str:
+    """The note naming a table's interval: the percentile bootstrap over `over`."""
+    c = paper_stats(section)
+    return (
+        f"{c.confidence:.0%} CI: percentile bootstrap over {over}, {c.resamples:,} resamples, "
+        f"seed {c.seed} (the interval of seeds 000 and 001); the JSON report keeps each "
+        "metric's own interval."
+    )
 
 
 def percent(value: Any, digits: int = 1) -> str:
@@ -214,7 +261,12 @@ def builders_for(kind: str) -> Sequence[TableBuilder]:
 def report_tables(report: Report, suite: str | None = None) -> list[PaperTable]:
     """Every table of every suite (or of `suite`), in the report's suite order."""
     suites: Mapping[str, SuiteSection] = report.get("suites", {})
-    confidence = (report.get("config") or {}).get("confidence", 0.95)
+    config = report.get("config") or {}
+    run_stats = {
+        "confidence": config.get("confidence", 0.95),
+        "bootstrap_resamples": config.get("bootstrap_resamples", 1000),
+        "seed": config.get("seed", 0),
+    }
     if suite is not None and suite not in suites:
         raise DocevalError(
             f"no suite {suite!r} in the report (it has: {', '.join(suites) or 'none'})"
@@ -233,7 +285,7 @@ def report_tables(report: Report, suite: str | None = None) -> list[PaperTable]:
                 raise
             continue  # a kind defined in some project's conftest.py, not installed here
         for build in builders:
-            for table in build({**section, "confidence": confidence}):
+            for table in build({**section, **run_stats}):
                 table.title = f"{table.title} ({name})"
                 table.label = table.label or f"tab:{name}-{len(tables) + 1}"
                 tables.append(table)
