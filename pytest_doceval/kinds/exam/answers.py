@@ -63,15 +63,30 @@ or ``letter`` (``A``-``E`` mapped to 1-5; lowercase only in brackets or as the w
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from pytest_doceval.kinds.exam.answer_forms import (
+    ANSWER_RE,
+    FILLER,
+    FINAL_RE,
+    LETTERS,
+    SUFFIX,
+    Mention,
+    after_markers,
+    bracketed,
+    final_line,
+    leading,
+    listed,
+    mentions_in,
+    numbered,
+    token_pattern,
+    whole,
+)
+
 SEED_001 = "seed-001"
 ROBUST_V1 = "robust-v1"
-
-LETTERS = "ABCDE"
 
 
 @dataclass(frozen=True)
@@ -115,198 +130,11 @@ def parse_seed_001(output: str, choices: int = 5, options: Sequence[str] = (), /
 
 
 # ---------------------------------------------------------------------------------------------
-# robust-v1: tokens
+# robust-v1
 # ---------------------------------------------------------------------------------------------
 
-# Characters that glue onto a token and make it part of a longer word or number.
-_ALNUM = r"0-9A-Za-z\uFF10-\uFF19\uFF21-\uFF3A\uFF41-\uFF5A"
-_CIRCLED = "\u2460-\u2473\u2776-\u2793"  # ①-⑳, ❶-❿, ➀-➉, ➊-➓
 
-
-def _token(named: bool) -> str:
-    """One option: a digit run, full-width digits, a circled digit or a letter, standing alone
-    (not inside a word or a number such as "3.5"). `named` adds the groups `_mention` reads."""
-
-    def group(name: str, body: str) -> str:
-        return f"(?P<{name}>{body})" if named else f"(?:{body})"
-
-    return (
-        rf"(?<![{_ALNUM}])(?:"
-        + group("circled", f"[{_CIRCLED}]")
-        + "|"
-        + group("fullwidth", r"[\uFF10-\uFF19]+")
-        + "|"
-        + group("digit", "[0-9]+")
-        + "|"
-        + group("letter", r"[A-E\uFF21-\uFF25]")
-        + r"|(?<=[(\[])"
-        + group("lower", "[a-e]")
-        + r"(?=[)\]])"
-        + rf")(?![{_ALNUM}]|[.,][0-9])"
-    )
-
-
-_TOKEN = _token(named=True)
-# Words that may stand between a marker and its answer: "answer is option (3)", "정답은 보기 ③".
-_FILLER = (
-    r"(?:\s|\*|_|`|\(|\[|\{|[:：=]|(?i:(?:option|choice|number|is)\b|no\.)"
-    r"|번호|보기|선지|바로)*"
-)
-# What may follow an answer: "3번", "(3)", "**3**", "{3}".
-_SUFFIX = r"(?:\s*(?:번|\)|\]|\}|\*\*))?"
-# Connectors that turn a statement into two answers: "2 or 3", "②, ④", "2번과 3번".
-_CONNECTOR = r"\s*(?:,|/|&|(?i:or|and)\b|또는|혹은|이나|및|와|과|나)\s*"
-
-_ANSWER_LIST = re.compile(
-    rf"{_FILLER}(?P<first>{_token(False)}){_SUFFIX}"
-    rf"(?P<more>(?:{_CONNECTOR}{_FILLER}{_token(False)}{_SUFFIX})*)"
-)
-_TOKEN_RE = re.compile(_TOKEN)
-
-# The whole output as an answer (lowercase letters allowed: nothing else is there to misread).
-_WHOLE_TOKEN = rf"[(\[]?\s*(?:[{_CIRCLED}]|[\uFF10-\uFF19]+|[0-9]+|[A-Ea-e\uFF21-\uFF25])\s*[)\]]?"
-_WHOLE = re.compile(
-    rf"(?:(?i:option|choice|answer|no\.?|number)\s*|보기\s*|선지\s*)?"
-    rf"(?P<tokens>{_WHOLE_TOKEN}\s*번?(?:{_CONNECTOR}{_WHOLE_TOKEN}\s*번?)*)"
-    # "3번입니다", "③이다": the Korean copula after the answer.
-    r"(?:\s*(?:입니다|이다|예요|이에요|요))?"
-)
-_WHOLE_STRIP = " \t\r\n*_`\"'“”‘’.。!:"
-
-_FINAL_MARKERS = [
-    r"(?i:\bfinal\s+answer)\s*(?:\*\*|__)?\s*(?:(?i:is)\b|[:：=])?",
-    r"최종\s*(?:정답|답)\s*(?:\*\*)?\s*(?:은|는|이|[:：=])?",
-    r"\\boxed\s*\{",
-]
-_ANSWER_MARKERS = [
-    r"(?i:\banswer)\s*(?:\*\*|__)?\s*"
-    r"(?:(?i:is|was|would\s+be|should\s+be|must\s+be|will\s+be)\b|[:：=])",
-    r"(?i:\b(?:correct|right|best)\s+(?:option|choice)\s+(?:is|would\s+be|should\s+be)\b)",
-    r"(?i:\bI\s+(?:would\s+|will\s+|'d\s+|'ll\s+)?(?:choose|pick|select|go\s+with)\b)",
-    # 정답 / 답, but not 대답 or 해답's first syllable glued to another word.
-    r"(?<![가-힣])(?:정답|답)\s*(?:\*\*)?\s*(?:은|는|이|[:：=])?",
-]
-_FINAL_RE = re.compile("|".join(f"(?:{m})" for m in _FINAL_MARKERS))
-_ANSWER_RE = re.compile("|".join(f"(?:{m})" for m in _ANSWER_MARKERS))
-
-
-@dataclass(frozen=True)
-class _Mention:
-    value: int
-    form: str
-
-
-def _mention(match: re.Match[str]) -> _Mention:
-    """The option a token names, and how it was written."""
-    for form in ("circled", "fullwidth", "digit", "letter", "lower"):
-        text = match.group(form)
-        if text is None:
-            continue
-        if form == "circled":
-            # unicodedata knows ① is 1, ❿ is 10 (NFKC would lose which form it was).
-            return _Mention(int(unicodedata.numeric(text)), form)
-        if form in ("digit", "fullwidth"):
-            return _Mention(int(unicodedata.normalize("NFKC", text)), form)
-        letter = unicodedata.normalize("NFKC", text).upper()
-        return _Mention(LETTERS.index(letter) + 1, "letter")
-    raise AssertionError("a token without a form")  # pragma: no cover
-
-
-def _mentions_in(text: str, start: int = 0, end: int | None = None) -> list[_Mention]:
-    """The tokens starting in ``text[start:end]``, read in place: the brackets around a
-    lowercase letter lie outside the span and must still be seen."""
-    stop = len(text) if end is None else end
-    found = []
-    for match in _TOKEN_RE.finditer(text, start):
-        if match.start() >= stop:
-            break
-        found.append(_mention(match))
-    return found
-
-
-def _after_markers(text: str, markers: re.Pattern[str]) -> list[_Mention]:
-    """Every answer stated right after a marker (a marker followed by no answer is ignored:
-    "the answer is not obvious")."""
-    found: list[_Mention] = []
-    for marker in markers.finditer(text):
-        listed = _ANSWER_LIST.match(text, marker.end())
-        if listed is None:
-            continue
-        found.extend(_mentions_in(text, *listed.span("first")))
-        found.extend(_mentions_in(text, *listed.span("more")))
-    return found
-
-
-def _whole(text: str) -> list[_Mention]:
-    """The mentions of `text` when it is nothing but answers (with their brackets)."""
-    stripped = text.strip(_WHOLE_STRIP)
-    match = _WHOLE.fullmatch(stripped)
-    if match is None:
-        return []
-    tokens = match.group("tokens")
-    # Lowercase letters count here (the whole output is an answer), so read them as capitals.
-    upper = re.sub(r"(?<![A-Za-z])[a-e](?![A-Za-z])", lambda m: m.group().upper(), tokens)
-    return _mentions_in(upper)
-
-
-def _final_line(text: str) -> list[_Mention]:
-    """The last line of several, when it is only an answer: the end of a chain of thought."""
-    lines = [line for line in text.splitlines() if line.strip(_WHOLE_STRIP)]
-    return _whole(lines[-1]) if len(lines) >= 2 else []
-
-
-# An option label at the head of "C) Paris", "(3) 국회", "③ 서울" (not "3.": that is how a
-# numbered list of reasoning starts).
-_LABEL_RE = re.compile(
-    rf"(?<![{_ALNUM}])(?:[{_CIRCLED}]"
-    rf"|[(\[]?\s*(?:[0-9]+|[\uFF10-\uFF19]+|[A-E\uFF21-\uFF25])\s*[)\]]"
-    # "D. Pacific Ocean": a letter label with a full stop (a digit with one starts a list).
-    r"|[A-E\uFF21-\uFF25]\.(?=\s))"
-)
-
-
-def _leading(text: str) -> list[_Mention]:
-    """A one-line output that opens with an option label: every label in it (two different
-    ones, as in "(1) and (2) are wrong", make it ambiguous)."""
-    line = text.strip()
-    if "\n" in line or _LABEL_RE.match(line) is None:
-        return []
-    return [m for label in _LABEL_RE.finditer(line) for m in _mentions_in(label.group())]
-
-
-# "3. Paris", "3) Paris", "(3) Paris": an option number and the rest of the line.
-_NUMBERED_RE = re.compile(r"[(\[]?\s*(?P<number>[0-9]+|[\uFF10-\uFF19]+)\s*[.)\]]\s+(?P<text>.+)")
-# A bracketed option closing a one-line output: "The capital is Canberra (3)."
-_TRAILING_RE = re.compile(rf"[(\[]\s*({_token(False)})\s*[)\]]\s*[.。]?\s*$")
-_BRACKETED_RE = re.compile(rf"[(\[]\s*({_token(False)})\s*[)\]]")
-
-
-def _folded(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split()).strip(" .。")
-
-
-def _numbered(text: str, options: Sequence[str]) -> list[_Mention]:
-    """A one-line ``3. Paris`` whose text after the number is option 3's own text."""
-    line = text.strip()
-    match = _NUMBERED_RE.fullmatch(line)
-    if "\n" in line or match is None or not options:
-        return []
-    number = int(unicodedata.normalize("NFKC", match.group("number")))
-    said = _folded(match.group("text"))
-    if not 1 <= number <= len(options) or not said.startswith(_folded(options[number - 1])):
-        return []
-    return [_Mention(number, "numbered")]
-
-
-def _bracketed(text: str) -> list[_Mention]:
-    """Every bracketed option of a one-line output that ends with one, else nothing."""
-    line = text.strip()
-    if "\n" in line or _TRAILING_RE.search(line) is None:
-        return []
-    return [m for found in _BRACKETED_RE.finditer(line) for m in _mentions_in(found.group())]
-
-
-def _decide(level: str, mentions: list[_Mention], choices: int) -> ParsedAnswer:
+def _decide(level: str, mentions: list[Mention], choices: int) -> ParsedAnswer:
     values = sorted({m.value for m in mentions})
     if len(values) > 1:
         named = ", ".join(map(str, values))
@@ -323,11 +151,11 @@ def _decide(level: str, mentions: list[_Mention], choices: int) -> ParsedAnswer:
 # 3", "not 2 but 3", "3번이 아니라 4번"); the others ("actually", "정정") are followed by a
 # statement somewhere in what follows. A negated option (the X of "not X but") is part of the
 # marker, so it is no candidate.
-_NEGATED = rf"{_token(False)}{_SUFFIX}"
+_NEGATED = rf"{token_pattern(False)}{SUFFIX}"
 _CORRECTIONS = {
     "head": [
         r"(?i:\bno\s*,?\s*wait\b|\bwait\s*[,.!]?\s*no\b)",
-        rf"(?i:\bnot\b){_FILLER}{_NEGATED}\s*,?\s*(?i:but(?:\s+rather)?\b)",
+        rf"(?i:\bnot\b){FILLER}{_NEGATED}\s*,?\s*(?i:but(?:\s+rather)?\b)",
         rf"{_NEGATED}\s*(?:이|가)?\s*(?:아니라|아니고|아닌(?=\s))",
     ],
     "statement": [r"(?i:\bactually\b|\bcorrection\b)", "정정(?:하면|합니다|하겠습니다)?"],
@@ -341,14 +169,14 @@ _HEAD_LEAD = re.compile(
 )
 
 
-def _corrected(piece: str, head: bool) -> list[_Mention]:
+def _corrected(piece: str, head: bool) -> list[Mention]:
     """The answer a correction's text states, by level (nothing when it states none)."""
     start = _HEAD_LEAD.match(piece)
     rest = piece[start.end() if start else 0 :]
-    levels: list[Callable[[], list[_Mention]]] = [
-        lambda: _whole(rest),
-        lambda: _after_markers(piece, _FINAL_RE),
-        lambda: _after_markers(piece, _ANSWER_RE) + (_head(rest) if head else []),
+    levels: list[Callable[[], list[Mention]]] = [
+        lambda: whole(rest),
+        lambda: after_markers(piece, FINAL_RE),
+        lambda: after_markers(piece, ANSWER_RE) + (listed(rest) if head else []),
     ]
     for find in levels:
         mentions = find()
@@ -357,19 +185,12 @@ def _corrected(piece: str, head: bool) -> list[_Mention]:
     return []
 
 
-def _head(text: str) -> list[_Mention]:
-    listed = _ANSWER_LIST.match(text)
-    if listed is None:
-        return []
-    return _mentions_in(text, *listed.span("first")) + _mentions_in(text, *listed.span("more"))
-
-
 def _follow(earlier: ParsedAnswer, marker: re.Match[str], piece: str, choices: int) -> ParsedAnswer:
     """The answer after one correction marker and the text it governs."""
     mentions = _corrected(piece, head=(marker.lastgroup or "").startswith("head"))
     if mentions:
         return _decide("correction", mentions, choices)
-    others = {m.value for m in _mentions_in(piece) if 1 <= m.value <= choices}
+    others = {m.value for m in mentions_in(piece) if 1 <= m.value <= choices}
     others.discard(earlier.answer or 0)
     if earlier.answer is not None and others:
         named = ", ".join(map(str, sorted(others)))
@@ -403,10 +224,10 @@ def _read(output: str, choices: int, options: Sequence[str]) -> ParsedAnswer:
     """The levels on text without corrections."""
     if not output.strip():
         return ParsedAnswer(ROBUST_V1, None, None, "no stated answer")
-    levels: list[tuple[str, Callable[[], list[_Mention]]]] = [
-        ("whole", lambda: _whole(output)),
-        ("final", lambda: _after_markers(output, _FINAL_RE) + _final_line(output)),
-        ("answer-line", lambda: _after_markers(output, _ANSWER_RE)),
+    levels: list[tuple[str, Callable[[], list[Mention]]]] = [
+        ("whole", lambda: whole(output)),
+        ("final", lambda: after_markers(output, FINAL_RE) + final_line(output)),
+        ("answer-line", lambda: after_markers(output, ANSWER_RE)),
     ]
     for level, find in levels:
         mentions = find()
@@ -414,8 +235,8 @@ def _read(output: str, choices: int, options: Sequence[str]) -> ParsedAnswer:
             return _decide(level, mentions, choices)
     # The last level reads labels, numbered options and a closing bracketed option together,
     # so that two different ones are a failure, not a pick.
-    opening = _leading(output) + _numbered(output, options)
-    closing = _bracketed(output)
+    opening = leading(output) + numbered(output, options)
+    closing = bracketed(output)
     if opening or closing:
         return _decide("leading" if opening else "trailing", opening + closing, choices)
     return ParsedAnswer(ROBUST_V1, None, None, "no stated answer")
