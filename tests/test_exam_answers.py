@@ -425,6 +425,13 @@ def test_robust_v1s_revision_moves_its_scoring_id_and_not_the_seeds() -> None:
         ("The answer is 3, which is actually what Article 3 says.", 3),
         ("The answer is 3. Actually, this follows from the 1987 revision.", 3),
         ("Answer: 2\nActually, 2 is correct.", 2),
+        # Negations and interjections about something else than the options.
+        ("The key is not 1987 but 1988, so the answer is 3.", 3),
+        ("The answer is 3. It was signed not 1987 but 1988.", 3),
+        ("The answer is 3. No wait, 1987 was the year.", 3),
+        # A statement after the correction outranks the option it opens with.
+        ("no wait, 2. Hmm, the answer is 3.", 3),
+        ("Option 2 is actually wrong because of the date.\nFinal answer: 3", 3),
     ],
 )
 def test_self_corrections_are_followed(output: str, answer: int) -> None:

@@ -43,12 +43,14 @@ harness that guesses turns the parse-failure rate into noise in the accuracy.
 **Self-corrections** (r3) are followed, never averaged: the output is cut at every
 correction marker -- ``no wait``, ``wait, no``, ``actually``, ``correction``, ``정정``, and the
 constructions ``not X but Y``, ``X이 아니라 Y`` / ``X가 아니고 Y`` / ``X가 아닌 Y`` (X, the
-negated option, is dropped) -- and the piece before the first marker is read by the levels
-above. Then each marker in turn: if the text after it (up to the next marker) states an answer
--- the whole piece is one (``no wait, option 3.``), or it holds a final answer or an answer
-statement (``Actually, the answer is 3.``), or, after ``no wait``/``wait, no``/``not X but``/
-``아니라``, the answer comes first (``아니라 4번입니다``, ``no wait, it's 3, since ...``) -- that
-answer replaces the earlier one (level ``correction``), a later marker again replacing it. If
+negated option, is dropped; such a construction is a correction only when X is one of the
+options: ``not 1987 but 1988`` is about a year) -- and the piece before the first marker is read
+by the levels above. Then each marker in turn: if the text after it (up to the next marker)
+states an answer -- the whole piece is one (``no wait, option 3.``), else it holds a final
+answer, else an answer statement (``Actually, the answer is 3.``), else, after ``no wait``/
+``wait, no``/``not X but``/``아니라``, it opens with options (``아니라 4번입니다``, ``no wait,
+it's 3, since ...``; not ``no wait, 1987 was ...``) -- that answer replaces the earlier one
+(level ``correction``), a later marker again replacing it. If
 it states none, the earlier answer stands, unless it mentions another option (1..choices) it
 does not state: two candidates the parser cannot order are a parse failure ("The answer is 3.
 Actually, option 2 fits better."). A correction stating two answers, or one beyond the choices,
@@ -169,14 +171,20 @@ _HEAD_LEAD = re.compile(
 )
 
 
-def _corrected(piece: str, head: bool) -> list[Mention]:
-    """The answer a correction's text states, by level (nothing when it states none)."""
+def _in_range(mentions: list[Mention], choices: int) -> bool:
+    return all(1 <= m.value <= choices for m in mentions)
+
+
+def _corrected(piece: str, head: bool, choices: int) -> list[Mention]:
+    """The answer a correction's text states, by level (nothing when it states none). A head
+    reading names options only: "no wait, 1987 was the year" states no answer."""
     start = _HEAD_LEAD.match(piece)
     rest = piece[start.end() if start else 0 :]
     levels: list[Callable[[], list[Mention]]] = [
         lambda: whole(rest),
         lambda: after_markers(piece, FINAL_RE),
-        lambda: after_markers(piece, ANSWER_RE) + (listed(rest) if head else []),
+        lambda: after_markers(piece, ANSWER_RE),
+        lambda: _head(rest) if head and _in_range(_head(rest), choices) else [],
     ]
     for find in levels:
         mentions = find()
@@ -185,9 +193,20 @@ def _corrected(piece: str, head: bool) -> list[Mention]:
     return []
 
 
+def _head(rest: str) -> list[Mention]:
+    """The answers a head marker's text opens with ("no wait, option 3, since ...")."""
+    return listed(rest)
+
+
+def _is_correction(marker: re.Match[str], choices: int) -> bool:
+    """A marker that negates an option ("not X but", "X이 아니라") corrects an answer only
+    when X is an option: "not 1987 but 1988" is about a year."""
+    return _in_range(mentions_in(marker.group()), choices)
+
+
 def _follow(earlier: ParsedAnswer, marker: re.Match[str], piece: str, choices: int) -> ParsedAnswer:
     """The answer after one correction marker and the text it governs."""
-    mentions = _corrected(piece, head=(marker.lastgroup or "").startswith("head"))
+    mentions = _corrected(piece, (marker.lastgroup or "").startswith("head"), choices)
     if mentions:
         return _decide("correction", mentions, choices)
     others = {m.value for m in mentions_in(piece) if 1 <= m.value <= choices}
@@ -210,7 +229,7 @@ def parse_robust(output: str, choices: int, options: Sequence[str] = (), /) -> P
         raise ValueError(f"choices must be 1..{len(LETTERS)}, got {choices}")
     if not output.strip():
         return ParsedAnswer(ROBUST_V1, None, None, "empty output")
-    markers = list(_CORRECTION_RE.finditer(output))
+    markers = [m for m in _CORRECTION_RE.finditer(output) if _is_correction(m, choices)]
     if not markers:
         return _read(output, choices, options)
     parsed = _read(output[: markers[0].start()], choices, options)
