@@ -4,6 +4,14 @@ renderings, booktabs LaTeX and GitHub-flavoured Markdown. Which tables a suite g
 kind's business: a kind lists builders in ``Suite.paper_tables`` (section -> tables);
 `pytest_doceval.report.paper` finds them through the kind registry for ``doceval report``.
 
+Intervals. Seeds 000 and 001 report "Mean ± 95% CI" with the 95% percentile bootstrap over
+cases (1,000 resamples). A table printing a mean over cases prints that interval
+(`seed_interval`: `stats.mean_interval` with ``method="percentile-bootstrap"``, the run's
+resamples, confidence and seed, which `report.paper.report_tables` passes in the section), and
+says so in a note (`interval_note`); the JSON report and its summaries keep each metric's own
+interval (Wilson for 0/1, bootstrap-t or t otherwise), so a table's interval may differ from the
+summary's.
+
 Flags. A row may carry ``"flags": {metric: [reason, ...]}`` (a value to read with care). A
 cell built from such a metric gets a dagger, and the table a note saying why
 (`flag_reasons` collects them; builders pass them to `Cell` and `PaperTable.notes`).
@@ -17,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_doceval.config import StatsConfig
 from pytest_doceval.errors import DocevalError
 
 DAGGER = "†"
@@ -59,15 +68,61 @@ def number(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
-def with_ci(entry: Mapping[str, Any] | None, digits: int = 3, *, key: str = "mean") -> str:
-    """``0.133 [0.102, 0.164]``: a mean with its confidence interval, n/a when absent."""
+def with_ci(
+    entry: Mapping[str, Any] | None,
+    digits: int = 3,
+    *,
+    key: str = "mean",
+    bounds: tuple[str, str] = ("ci_low", "ci_high"),
+) -> str:
+    """``0.133 [0.102, 0.164]``: ``entry[key]`` with the interval ``entry[bounds[0]]``,
+    ``entry[bounds[1]]``; n/a when absent."""
     if not entry or entry.get(key) is None:
         return "n/a"
-    low, high = entry.get("ci_low"), entry.get("ci_high")
+    low, high = entry.get(bounds[0]), entry.get(bounds[1])
     interval = (
         "" if low is None or high is None else f" [{number(low, digits)}, {number(high, digits)}]"
     )
     return number(entry[key], digits) + interval
+
+
+def paper_stats(section: Mapping[str, Any]) -> StatsConfig:
+    """The run's bootstrap settings, as `report_tables` puts them in a section."""
+    return StatsConfig(
+        resamples=int(section.get("bootstrap_resamples", 1000)),
+        confidence=float(section.get("confidence", 0.95)),
+        seed=int(section.get("seed", 0)),
+    )
+
+
+def seed_interval(values: Sequence[float], section: Mapping[str, Any], digits: int = 3) -> str:
+    """``0.133 [0.102, 0.164]``: the mean of per-case values with the seeds' interval, the
+    percentile bootstrap over cases (module docstring); n/a with no values."""
+    if not values:
+        return "n/a"
+    from pytest_doceval.stats.interval import PERCENTILE_BOOTSTRAP  # on use: numpy is heavy
+    from pytest_doceval.stats.intervals import mean_interval
+
+    c = paper_stats(section)
+    interval = mean_interval(
+        values,
+        method=PERCENTILE_BOOTSTRAP,
+        resamples=c.resamples,
+        confidence=c.confidence,
+        seed=c.seed,
+    )
+    entry = {"mean": interval.mean, "ci_low": interval.ci_low, "ci_high": interval.ci_high}
+    return with_ci(entry, digits)
+
+
+def interval_note(section: Mapping[str, Any], over: str) -> str:
+    """The note naming a table's interval: the percentile bootstrap over `over`."""
+    c = paper_stats(section)
+    return (
+        f"{c.confidence:.0%} CI: percentile bootstrap over {over}, {c.resamples:,} resamples, "
+        f"seed {c.seed} (the interval of seeds 000 and 001); the JSON report keeps each "
+        "metric's own interval."
+    )
 
 
 def percent(value: Any, digits: int = 1) -> str:

@@ -17,7 +17,7 @@ from pytest_doceval.kinds.exam.answers import (
 )
 
 FAST = settings(max_examples=150, deadline=None)
-LEVELS = ("whole", "final", "answer-line", "leading")
+LEVELS = ("whole", "final", "answer-line", "leading", "trailing", "correction")
 FORMS = ("digit", "fullwidth", "circled", "letter")
 CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"
 FULLWIDTH = "０１２３４５６７８９"
@@ -176,7 +176,9 @@ def test_robust_parser_reads_the_final_answer_after_a_long_chain_of_thought() ->
         ("2 or 3", 5, "whole: two different answers (2, 3)"),
         ("②, ④", 5, "whole: two different answers (2, 4)"),
         ("정답은 ③, ④ 모두", 5, "answer-line: two different answers (3, 4)"),
-        ("The answer is 2. No wait, the answer is 3.", 5, "answer-line: two different answers"),
+        # "No wait" then a second statement was "two different answers" before robust-v1 r3
+        # (issue 26): a self-correction is now followed, see test_self_corrections_are_followed.
+        ("The answer is 2. Maybe the answer is 3.", 5, "answer-line: two different answers"),
         ("Final answer: 2\nFinal answer: 3", 5, "final: two different answers (2, 3)"),
         ("(1) and (2) are both wrong", 5, "leading: two different answers (1, 2)"),
         ("D. Pacific Ocean, not A. Atlantic", 4, "leading: two different answers (1, 4)"),
@@ -394,3 +396,129 @@ def test_robust_v1s_revision_moves_its_scoring_id_and_not_the_seeds() -> None:
     unrevised = hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()[:12]
     assert scoring_id(SEED_001, ["A"]) == f"seed-001@{unrevised}"  # as before issue 19
     assert scoring_id(ROBUST_V1, ["A"]) != f"robust-v1@{unrevised}"
+
+
+# ---------------------------------------------------------------- issue 26: self-corrections
+
+
+@pytest.mark.parametrize(
+    ("output", "answer"),
+    [
+        # The three outputs issue 26 measured read wrong with confidence.
+        ("정답은 3번이 아니라 4번입니다.", 4),
+        ("I choose option 2, no wait, option 3.", 3),
+        ("Final answer: 2\nActually, the answer is 3.", 3),
+        # More of what models write when they change their mind.
+        ("The answer is 2. No wait, the answer is 3.", 3),
+        ("The answer is 2. Wait, no — it's 3.", 3),
+        ("The answer is not 2 but 3.", 3),
+        ("The answer is not option (B), but rather (D).", 4),
+        ("정답은 ②가 아니고 ④입니다.", 4),
+        ("정답은 3번이 아닌 4번입니다", 4),
+        ("정답: 2번. 정정합니다. 정답은 4번입니다.", 4),
+        ("정답은 ②입니다. 정정: ③", 3),
+        ("Actually, the answer is 3.", 3),
+        ("no wait, it's 3, since 2 is wrong", 3),
+        ("The answer is 1. No wait, 2. Actually, the answer is 4.", 4),
+        ("Let me think.\nOption 1 fails.\nFinal answer: 1\nActually, wait.\nFinal answer: 5", 5),
+        # A correction that names no other option leaves the answer as it was.
+        ("The answer is 3, which is actually what Article 3 says.", 3),
+        ("The answer is 3. Actually, this follows from the 1987 revision.", 3),
+        ("Answer: 2\nActually, 2 is correct.", 2),
+        # Negations and interjections about something else than the options.
+        ("The key is not 1987 but 1988, so the answer is 3.", 3),
+        ("The answer is 3. It was signed not 1987 but 1988.", 3),
+        ("The answer is 3. No wait, 1987 was the year.", 3),
+        # A statement after the correction outranks the option it opens with.
+        ("no wait, 2. Hmm, the answer is 3.", 3),
+        ("Option 2 is actually wrong because of the date.\nFinal answer: 3", 3),
+    ],
+)
+def test_self_corrections_are_followed(output: str, answer: int) -> None:
+    parsed = parse_robust(output, 5)
+    assert parsed.answer == answer, parsed
+    assert parsed.failure is None
+
+
+@pytest.mark.parametrize(
+    ("output", "why"),
+    [
+        ("The answer is 3. Actually, options 1 and 2 are both wrong.", "correction: after"),
+        ("The answer is 2. No wait, hmm, 3 might be better.", "correction: after"),
+        ("The answer is 1. No wait, 2 or 3.", "correction: two different answers (2, 3)"),
+        ("The answer is 1. No wait, 7.", "correction: answer 7 is not one of the 5 choices"),
+        ("정답은 2번입니다. 정정: ③, ④", "correction: two different answers (3, 4)"),
+    ],
+)
+def test_a_correction_it_cannot_order_is_a_parse_failure(output: str, why: str) -> None:
+    parsed = parse_robust(output, 5)
+    assert parsed.answer is None and parsed.rule is None
+    assert parsed.failure is not None and parsed.failure.startswith(why), parsed
+
+
+CORRECTIONS = [
+    "{a}. No wait, {b}.",
+    "{a}, no wait, option {b}.",
+    "{a}.\nWait, no: the answer is {b}.",
+    "{a}.\nActually, the answer is {b}.",
+    "{a}.\nActually, {b}.",
+    "{a}.\nCorrection: final answer: {b}",
+    "{a}.\n정정: 정답은 {b}번입니다.",
+    "{a}. 정정합니다. {b}번입니다.",
+]
+FIRST = ["The answer is {x}", "Final answer: {x}", "정답은 {x}", "I choose {x}"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    CHOICES,
+    st.data(),
+    st.sampled_from(FORMS),
+    st.sampled_from(FORMS),
+    st.sampled_from(FIRST),
+    st.sampled_from(CORRECTIONS),
+    FILLER,
+)
+def test_a_stated_correction_always_wins(
+    choices: int,
+    data: st.DataObject,
+    form_a: str,
+    form_b: str,
+    first: str,
+    correction: str,
+    filler: str,
+) -> None:
+    """Whatever was stated first, and however much reasoning stands before it, the answer a
+    correction states is the one read -- the same one in another form too."""
+    a = data.draw(st.integers(1, choices))
+    b = data.draw(st.integers(1, choices))
+    stated = first.format(x=written(a, form_a))
+    output = f"{filler}\n" + correction.format(a=stated, b=written(b, form_b))
+    parsed = parse_robust(output.strip(), choices)
+    assert parsed.answer == b, (output, parsed)
+    if a != b:
+        assert parsed.rule == f"correction:{form_b}", (output, parsed)
+
+
+@settings(max_examples=150, deadline=None)
+@given(CHOICES, st.data(), st.sampled_from(FIRST), st.sampled_from(["Actually", "정정", "No wait"]))
+def test_a_correction_mentioning_another_option_unstated_never_picks(
+    choices: int, data: st.DataObject, first: str, marker: str
+) -> None:
+    a = data.draw(st.integers(1, choices))
+    b = data.draw(st.integers(1, choices).filter(lambda v: v != a))
+    output = f"{first.format(x=a)}. {marker}, hmm, maybe the reasoning about {b} matters."
+    parsed = parse_robust(output, choices)
+    assert parsed.answer is None, (output, parsed)
+    assert parsed.failure is not None and parsed.failure.startswith("correction: after")
+
+
+def test_robust_v1_r3_has_a_new_scoring_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its readings changed (self-corrections), so baselines read by r2 must not compare."""
+    from pytest_doceval.kinds.exam import answers
+    from pytest_doceval.kinds.exam.prompts import scoring_id
+
+    assert answers.PARSER_REVISIONS[ROBUST_V1] == 3
+    r3 = scoring_id(ROBUST_V1, ["A", "B1"])
+    monkeypatch.setattr(answers, "PARSER_REVISIONS", {ROBUST_V1: 2})
+    assert scoring_id(ROBUST_V1, ["A", "B1"]) != r3

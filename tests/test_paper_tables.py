@@ -10,11 +10,23 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pymupdf
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as scipy_stats
 
 from pytest_doceval.cli import main as doceval
-from pytest_doceval.paper import DAGGER, Cell, PaperTable, latex_escape, markdown_escape, render
+from pytest_doceval.paper import (
+    DAGGER,
+    Cell,
+    PaperTable,
+    latex_escape,
+    markdown_escape,
+    render,
+    seed_interval,
+)
 from pytest_doceval.report.paper import report_tables
 from tests.conftest import read_report, write_suite
 
@@ -70,6 +82,26 @@ def _close(shown: float, exact: float, digits: int) -> bool:
     return abs(shown - exact) <= 0.5 * 10**-digits + 1e-12
 
 
+def _percentile_ci(values: list[float], resamples: int = 1000, seed: int = 0) -> list[float]:
+    """The seeds' interval by the documented scheme, written here with numpy alone: the values
+    sorted (an interval never depends on case order), ``resamples`` rows of n indices drawn with
+    replacement from ``default_rng(seed)``, each row's mean, numpy's linear 2.5% and 97.5%
+    quantiles, widened to hold the mean."""
+    x = np.sort(np.asarray(values, dtype=float))
+    idx = np.random.default_rng(seed).integers(0, x.size, size=(resamples, x.size))
+    low, high = np.quantile(x[idx].mean(axis=1), [0.025, 0.975])
+    mean = float(x.mean())
+    return [min(float(low), mean), max(float(high), mean)]
+
+
+def _by_system(rows: list[dict[str, Any]], metric: str) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for row in rows:
+        if metric in (row.get("metrics") or {}) and row["outcome"] in ("passed", "failed"):
+            out.setdefault(row["system"], []).append(row["metrics"][metric])
+    return out
+
+
 def test_documents_tables_carry_the_reports_numbers(pytester: pytest.Pytester) -> None:
     report = _documents_report(pytester)
     section = report["suites"]["papers"]
@@ -87,13 +119,18 @@ def test_documents_tables_carry_the_reports_numbers(pytester: pytest.Pytester) -
     assert {row[0] for row in table3} == {"good", "typos"}
     metrics = ["cer", "wer", "structure_precision", "structure_recall", "structure_f1"]
     metrics += ["boundary_coherence"]
+    config = report["config"]
+    assert (config["bootstrap_resamples"], config["seed"]) == (1000, 0)
     for row in seed000:
         a = aggregates[row[0]]
         for cell, metric in zip(row[1:], metrics, strict=False):
             mean, low, high = _numbers(cell)
             assert _close(mean, a[metric]["mean"], 3)
-            assert _close(low, a[metric]["ci_low"], 3) and _close(high, a[metric]["ci_high"], 3)
+            # Seed 000's interval, not the report's: recomputed from the rows' values.
+            expected = _percentile_ci(_by_system(section["results"], metric)[row[0]])
+            assert _close(low, expected[0], 3) and _close(high, expected[1], 3), (metric, cell)
         assert row[-1] == str(a["cer"]["n"])
+    assert "95% CI: percentile bootstrap over documents, 1,000 resamples, seed 0" in text
 
 
 def test_a_flagged_row_puts_a_dagger_on_its_cells_with_the_reason(
@@ -168,10 +205,33 @@ def test_cli_report_writes_tables_and_refuses_an_unknown_suite(
     assert "no suite 'nope' in the report (it has: papers)" in capsys.readouterr().err
 
 
+# Per track, how many of the 12 questions model m got right.
+RIGHT = {"A": 5, "B1": 6, "B2": 9, "C": 7}
+
+
+def _exam_rows() -> list[dict[str, Any]]:
+    rows = []
+    for track, right in RIGHT.items():
+        for q in range(12):
+            rows.append(
+                {
+                    "system": f"m-{track}",
+                    "case": f"q{q:02d}",
+                    "outcome": "passed",
+                    "labels": {"model": "m", "track": track, "nation": "K", "task": "t"},
+                    "metrics": {"correct": float((q * 5) % 12 < right)},
+                }
+            )
+    rows[0]["flags"] = {"correct": ["answer unparsed"]}
+    return rows
+
+
 def _exam_section() -> dict[str, Any]:
+    # The report's accuracy entries carry another interval (Wilson in a run; made up here):
+    # the table must print the seed's, from the rows.
     acc = [
-        {"model": "m", "track": t, "n": 12, "accuracy": a, "ci_low": a - 0.1, "ci_high": a + 0.1}
-        for t, a in (("A", 0.4167), ("B1", 0.5), ("B2", 0.75), ("C", 0.5833))
+        {"model": "m", "track": t, "n": 12, "accuracy": r / 12, "ci_low": 0.0, "ci_high": 1.0}
+        for t, r in RIGHT.items()
     ]
     deltas = [
         {
@@ -193,20 +253,25 @@ def _exam_section() -> dict[str, Any]:
         "accuracy": acc,
         "deltas": deltas,
         "references": {"random_by_track": {"A": 0.2208, "B1": 0.2208, "B2": 0.2, "C": 0.25}},
-        "results": [{"system": "m-A", "case": "q1", "flags": {"correct": ["answer unparsed"]}}],
+        "results": _exam_rows(),
     }
 
 
 def test_exam_tables_accuracy_per_track_random_line_and_deltas() -> None:
     section = _exam_section()
-    text = render(report_tables({"config": {}, "suites": {"exam": section}}), "markdown")
+    config = {"bootstrap_resamples": 1000, "seed": 7, "confidence": 0.95}
+    text = render(report_tables({"config": config, "suites": {"exam": section}}), "markdown")
     accuracy, deltas = _markdown_rows(text)
     model, chance = accuracy
+    by_system = _by_system(section["results"], "correct")
     for cell, entry in zip(model[1:], section["accuracy"], strict=True):
         assert cell.endswith(DAGGER)  # a row of m carries a flag on `correct`
         mean, low, high = _numbers(cell)
-        assert _close(mean, entry["accuracy"], 3) and _close(low, entry["ci_low"], 3)
-        assert _close(high, entry["ci_high"], 3)
+        expected = _percentile_ci(by_system[f"m-{entry['track']}"], seed=7)
+        assert _close(mean, entry["accuracy"], 3)
+        assert _close(low, expected[0], 3) and _close(high, expected[1], 3)
+        assert (low, high) != (0.0, 1.0)  # not the report entry's interval
+    assert "95% CI: percentile bootstrap over questions, 1,000 resamples, seed 7" in text
     assert chance[0] == "random guess"
     assert [_numbers(c)[0] for c in chance[1:]] == [0.221, 0.221, 0.2, 0.25]
     [row] = deltas
@@ -214,6 +279,47 @@ def test_exam_tables_accuracy_per_track_random_line_and_deltas() -> None:
     assert _numbers(row[3]) == [0.25] and _numbers(row[4]) == [0.083, 0.417]
     assert _numbers(row[5]) == [0.031]
     assert row[6].startswith("supported (> 0: the OCR engine")
+    assert "percentile bootstrap over the questions both tracks asked (paired)" in text
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.floats(0, 1, allow_nan=False), min_size=2, max_size=60),
+    st.integers(0, 2**16),
+    st.sampled_from([200, 1000]),
+)
+def test_a_tables_interval_is_the_documented_percentile_bootstrap(
+    values: list[float], seed: int, resamples: int
+) -> None:
+    """`seed_interval` against the scheme written out with numpy (exact, same draws)."""
+    section = {"bootstrap_resamples": resamples, "seed": seed, "confidence": 0.95}
+    mean, low, high = _numbers(seed_interval(values, section, digits=6))
+    expected = _percentile_ci(values, resamples, seed)
+    assert _close(mean, float(np.mean(values)), 6)
+    assert _close(low, expected[0], 6) and _close(high, expected[1], 6)
+
+
+def test_a_tables_interval_agrees_with_scipys_percentile_bootstrap() -> None:
+    """Against scipy.stats.bootstrap(method="percentile"): other draws, so only within Monte
+    Carlo error. With n = 40 values of sd ~0.29 the mean's sd is ~0.046; a 2.5% quantile from
+    1,000 resamples wanders by ~0.004 (scipy's, from 20,000, by ~0.001): 0.02 is 5 sd."""
+    rng = np.random.default_rng(11)
+    for trial in range(5):
+        values = rng.uniform(0, 1, size=40).tolist()
+        section = {"bootstrap_resamples": 1000, "seed": trial, "confidence": 0.95}
+        _, low, high = _numbers(seed_interval(values, section, digits=6))
+        reference = scipy_stats.bootstrap(
+            (np.asarray(values),),
+            np.mean,
+            n_resamples=20_000,
+            method="percentile",
+            confidence_level=0.95,
+            random_state=np.random.default_rng(100 + trial),
+        ).confidence_interval
+        assert abs(low - reference.low) < 0.02 and abs(high - reference.high) < 0.02
+
+
+IMQ = {"gold": [1.0, 0.96, 0.98, 1.0, 0.96], "raw": [0.95, 0.85, 0.9, 0.93, 0.9315]}
 
 
 def test_extraction_and_facts_tables() -> None:
@@ -226,8 +332,15 @@ def test_extraction_and_facts_tables() -> None:
             "x-raw": {"imq": {"mean": 0.9123, "ci_low": 0.85, "ci_high": 0.97}},
         },
         "results": [
-            {"system": "x-gold", "labels": {"extractor": "x", "variant": "gold"}},
-            {"system": "x-raw", "labels": {"extractor": "x", "variant": "raw"}},
+            {
+                "system": f"x-{variant}",
+                "case": f"p{i}",
+                "outcome": "passed",
+                "labels": {"extractor": "x", "variant": variant},
+                "metrics": {"imq": value},
+            }
+            for variant, values in IMQ.items()
+            for i, value in enumerate(values)
         ],
     }
     facts = {
@@ -247,7 +360,12 @@ def test_extraction_and_facts_tables() -> None:
     [[row]], [[fact]] = (
         _markdown_rows(render(report_tables(report, s), "markdown")) for s in ("ix", "facts")
     )
-    assert row == ["x", "0.980 [0.950, 1.000]", "0.912 [0.850, 0.970]"]
+    assert row[0] == "x"
+    for cell, values in zip(row[1:], IMQ.values(), strict=True):
+        mean, low, high = _numbers(cell)
+        assert _close(mean, float(np.mean(values)), 3)
+        expected = _percentile_ci(values)
+        assert _close(low, expected[0], 3) and _close(high, expected[1], 3)
     assert fact == ["p", "0.750 [0.600, 0.900]", "0.800 (4/5)"]
     assert (
         "IMQ by extractor and OCR variant" in text and "| System | All [95% CI] | present |" in text
@@ -259,3 +377,21 @@ def test_escaping_keeps_text_literal() -> None:
     assert markdown_escape("a|b *c*") == r"a\|b \*c\*"
     table = PaperTable("T", ["a|b", "n"], [[Cell("x|y", flagged=True), Cell("1")]])
     assert "| x\\|y" + DAGGER + " | 1 |" in render([table], "markdown")
+
+
+def test_the_extraction_table_prints_seed_004s_acc_total() -> None:
+    """Field accuracy is the aggregate's corpus value (seed 004's Acc_total) with its corpus
+    interval (already the percentile bootstrap over pages), not the mean of per-page values."""
+    entry = {"mean": 0.686, "ci_low": 0.6, "ci_high": 0.77, "corpus": 0.5303}
+    entry |= {"corpus_ci_low": 0.4242, "corpus_ci_high": 0.6516}
+    section = {
+        "kind": "extraction",
+        "variants": ["raw"],
+        "aggregates": {"x-raw": {"field_accuracy": entry}},
+        "results": [{"system": "x-raw", "labels": {"extractor": "x", "variant": "raw"}}],
+    }
+    text = render(report_tables({"config": {}, "suites": {"r": section}}), "markdown")
+    [[row]] = _markdown_rows(text)
+    assert row == ["x", "0.530 [0.424, 0.652]"]
+    assert "Field accuracy by extractor and OCR variant (Acc\\_total [95% CI])" in text
+    assert "seed 004's Acc\\_total" in text

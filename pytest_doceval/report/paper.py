@@ -1,8 +1,9 @@
 """Paper tables: ``doceval report R.json --format latex|markdown`` writes the tables the seeds
 specify, from a report's numbers, so nobody types them by hand. Each suite's tables come from
 its kind's builders (``Suite.paper_tables``), found through the kind registry as ``doceval
-merge`` finds analyses; a kind without builders gets no table. The tables themselves and their
-renderings are `pytest_doceval.paper`'s.
+merge`` finds analyses; a kind without builders gets no table. The run's bootstrap settings ride
+in each section, for the seeds' intervals (`pytest_doceval.paper.seed_interval`). The tables
+themselves and their renderings are `pytest_doceval.paper`'s.
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ def builders_for(kind: str) -> Sequence[TableBuilder]:
 def report_tables(report: Report, suite: str | None = None) -> list[PaperTable]:
     """Every table of every suite (or of `suite`), in the report's suite order."""
     suites: Mapping[str, SuiteSection] = report.get("suites", {})
-    confidence = (report.get("config") or {}).get("confidence", 0.95)
+    config = report.get("config") or {}
+    run_stats = {
+        "confidence": config.get("confidence", 0.95),
+        "bootstrap_resamples": config.get("bootstrap_resamples", 1000),
+        "seed": config.get("seed", 0),
+    }
     if suite is not None and suite not in suites:
         raise DocevalError(
             f"no suite {suite!r} in the report (it has: {', '.join(suites) or 'none'})"
@@ -45,7 +51,7 @@ def report_tables(report: Report, suite: str | None = None) -> list[PaperTable]:
                 raise
             continue  # a kind defined in some project's conftest.py, not installed here
         for build in builders:
-            for table in build({**section, "confidence": confidence}):
+            for table in build({**section, **run_stats}):
                 table.title = f"{table.title} ({name})"
                 table.label = table.label or f"tab:{name}-{len(tables) + 1}"
                 tables.append(table)

@@ -1,10 +1,11 @@
 """A weighted mean of pooled shares over groups, with a case bootstrap CI.
 
-Seed 004's corpus field accuracy is ``Acc_total = Σ_k w_k Acc_k / Σ_k w_k`` where ``Acc_k`` is
-the share of the corpus's gold fields named k that match: the matched and total counts of each
-group k are summed over every case *first*, then divided. That differs from the mean of
-per-case totals (a case with one gold field weighs as much as a case with fifty), as corpus CER
-differs from the mean of per-case CERs.
+``Σ_k w_k Acc_k / Σ_k w_k`` where ``Acc_k`` = Σ_cases matched_k / Σ_cases total_k: the matched
+and total counts of each group k are summed over every case *first*, then divided. That differs
+from the mean of per-case totals (a case with one gold field weighs as much as a case with
+fifty), as corpus CER differs from the mean of per-case CERs. Seed 004's Acc_total is this with
+each case one sample of each of its fields (total 1, matched 0 or 1); the item-pooled field
+accuracy gives a case as many as it has gold fields of the name.
 
 Each case gives, per group, ``(matched, total, weight)``. A group's weight is the same in every
 case (it is a suite setting); the first case that has the group gives it. Groups with no total

@@ -1,20 +1,22 @@
 """The documents kind's paper tables: seed 002's Table 3 (Body CER, Full CER and what the
 references add) and seed 000's per-parser table (CER, WER, Structure P/R/F1, Boundary Coherence,
-Chunk Score, each a mean with its CI)."""
+Chunk Score, each a mean with the seeds' percentile bootstrap CI over documents)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_doceval.kinds.analyses import values_by_system
 from pytest_doceval.paper import (
     Cell,
     PaperTable,
     flag_note,
     flag_reasons,
+    interval_note,
     percent,
     points,
-    with_ci,
+    seed_interval,
 )
 
 TABLE3_NOTE = (
@@ -88,7 +90,8 @@ def table3(section: Mapping[str, Any]) -> list[PaperTable]:
 
 def per_parser(section: Mapping[str, Any]) -> list[PaperTable]:
     """Seed 000: mean with CI per parser for CER, WER, Structure P/R/F1, BC and CS (columns a
-    run did not measure, e.g. CS without an embedder, are left out)."""
+    run did not measure, e.g. CS without an embedder, are left out); the interval is seed 000's
+    percentile bootstrap over the documents, recomputed from the rows."""
     aggregates = section.get("aggregates") or {}
     rows: list[Mapping[str, Any]] = section.get("results") or []
     columns = [
@@ -103,19 +106,22 @@ def per_parser(section: Mapping[str, Any]) -> list[PaperTable]:
         f"Parsing quality by parser (mean [{level:.0%} CI])",
         ["Parser", *[title for title, _ in columns], "n"],
     )
+    per_case = {metric: values_by_system(rows, metric) for _, metric in columns}
     seen: dict[str, dict[str, None]] = {}
     for system in _systems(section):
-        entry = aggregates[system]
         cells = [Cell(system)]
+        n = 0
         for _, metric in columns:
-            cells.append(_cell(with_ci(entry.get(metric)), rows, system, (metric,), seen))
-        n = max((e.get("n", 0) for e in entry.values() if isinstance(e, Mapping)), default=0)
+            cases = per_case[metric].get(system, {})
+            values = [cases[c] for c in sorted(cases)]
+            n = max(n, len(values))
+            cells.append(_cell(seed_interval(values, section), rows, system, (metric,), seen))
         table.rows.append([*cells, Cell(str(n))])
     lower = [t for t, m in columns if m in ("cer", "wer")]
     table.notes = [
-        f"{', '.join(lower)}: lower is better; the others: higher is better. Intervals are over "
-        "cases, by the method the JSON report names per metric. BC = Boundary Coherence, "
-        "CS = Chunk Score.",
+        f"{', '.join(lower)}: lower is better; the others: higher is better. "
+        "BC = Boundary Coherence, CS = Chunk Score.",
+        interval_note(section, "documents"),
         *flag_note({m: list(r) for m, r in seen.items()}),
     ]
     return [table]

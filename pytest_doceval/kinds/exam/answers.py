@@ -40,6 +40,22 @@ outside 1..choices (``6``, ``⑤`` on a four-choice question, ``E`` on four, ``1
 failure too. There is no fallback: no first or last number in the text, no random answer -- a
 harness that guesses turns the parse-failure rate into noise in the accuracy.
 
+**Self-corrections** (r3) are followed, never averaged: the output is cut at every
+correction marker -- ``no wait``, ``wait, no``, ``actually``, ``correction``, ``정정``, and the
+constructions ``not X but Y``, ``X이 아니라 Y`` / ``X가 아니고 Y`` / ``X가 아닌 Y`` (X, the
+negated option, is dropped; such a construction is a correction only when X is one of the
+options: ``not 1987 but 1988`` is about a year) -- and the piece before the first marker is read
+by the levels above. Then each marker in turn: if the text after it (up to the next marker)
+states an answer -- the whole piece is one (``no wait, option 3.``), else it holds a final
+answer, else an answer statement (``Actually, the answer is 3.``), else, after ``no wait``/
+``wait, no``/``not X but``/``아니라``, it opens with options (``아니라 4번입니다``, ``no wait,
+it's 3, since ...``; not ``no wait, 1987 was ...``) -- that answer replaces the earlier one
+(level ``correction``), a later marker again replacing it. If
+it states none, the earlier answer stands, unless it mentions another option (1..choices) it
+does not state: two candidates the parser cannot order are a parse failure ("The answer is 3.
+Actually, option 2 fits better."). A correction stating two answers, or one beyond the choices,
+fails as above.
+
 The rule that decided is recorded as ``<level>:<form>``, the form being how the answer was
 written: ``digit`` (ASCII), ``fullwidth`` (``０``-``９``), ``circled`` (``①``-``⑳``, ``❶``...),
 or ``letter`` (``A``-``E`` mapped to 1-5; lowercase only in brackets or as the whole output, since
@@ -49,15 +65,30 @@ or ``letter`` (``A``-``E`` mapped to 1-5; lowercase only in brackets or as the w
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from pytest_doceval.kinds.exam.answer_forms import (
+    ANSWER_RE,
+    FILLER,
+    FINAL_RE,
+    LETTERS,
+    SUFFIX,
+    Mention,
+    after_markers,
+    bracketed,
+    final_line,
+    leading,
+    listed,
+    mentions_in,
+    numbered,
+    token_pattern,
+    whole,
+)
+
 SEED_001 = "seed-001"
 ROBUST_V1 = "robust-v1"
-
-LETTERS = "ABCDE"
 
 
 @dataclass(frozen=True)
@@ -101,198 +132,11 @@ def parse_seed_001(output: str, choices: int = 5, options: Sequence[str] = (), /
 
 
 # ---------------------------------------------------------------------------------------------
-# robust-v1: tokens
+# robust-v1
 # ---------------------------------------------------------------------------------------------
 
-# Characters that glue onto a token and make it part of a longer word or number.
-_ALNUM = r"0-9A-Za-z\uFF10-\uFF19\uFF21-\uFF3A\uFF41-\uFF5A"
-_CIRCLED = "\u2460-\u2473\u2776-\u2793"  # ①-⑳, ❶-❿, ➀-➉, ➊-➓
 
-
-def _token(named: bool) -> str:
-    """One option: a digit run, full-width digits, a circled digit or a letter, standing alone
-    (not inside a word or a number such as "3.5"). `named` adds the groups `_mention` reads."""
-
-    def group(name: str, body: str) -> str:
-        return f"(?P<{name}>{body})" if named else f"(?:{body})"
-
-    return (
-        rf"(?<![{_ALNUM}])(?:"
-        + group("circled", f"[{_CIRCLED}]")
-        + "|"
-        + group("fullwidth", r"[\uFF10-\uFF19]+")
-        + "|"
-        + group("digit", "[0-9]+")
-        + "|"
-        + group("letter", r"[A-E\uFF21-\uFF25]")
-        + r"|(?<=[(\[])"
-        + group("lower", "[a-e]")
-        + r"(?=[)\]])"
-        + rf")(?![{_ALNUM}]|[.,][0-9])"
-    )
-
-
-_TOKEN = _token(named=True)
-# Words that may stand between a marker and its answer: "answer is option (3)", "정답은 보기 ③".
-_FILLER = (
-    r"(?:\s|\*|_|`|\(|\[|\{|[:：=]|(?i:(?:option|choice|number|is)\b|no\.)"
-    r"|번호|보기|선지|바로)*"
-)
-# What may follow an answer: "3번", "(3)", "**3**", "{3}".
-_SUFFIX = r"(?:\s*(?:번|\)|\]|\}|\*\*))?"
-# Connectors that turn a statement into two answers: "2 or 3", "②, ④", "2번과 3번".
-_CONNECTOR = r"\s*(?:,|/|&|(?i:or|and)\b|또는|혹은|이나|및|와|과|나)\s*"
-
-_ANSWER_LIST = re.compile(
-    rf"{_FILLER}(?P<first>{_token(False)}){_SUFFIX}"
-    rf"(?P<more>(?:{_CONNECTOR}{_FILLER}{_token(False)}{_SUFFIX})*)"
-)
-_TOKEN_RE = re.compile(_TOKEN)
-
-# The whole output as an answer (lowercase letters allowed: nothing else is there to misread).
-_WHOLE_TOKEN = rf"[(\[]?\s*(?:[{_CIRCLED}]|[\uFF10-\uFF19]+|[0-9]+|[A-Ea-e\uFF21-\uFF25])\s*[)\]]?"
-_WHOLE = re.compile(
-    rf"(?:(?i:option|choice|answer|no\.?|number)\s*|보기\s*|선지\s*)?"
-    rf"(?P<tokens>{_WHOLE_TOKEN}\s*번?(?:{_CONNECTOR}{_WHOLE_TOKEN}\s*번?)*)"
-    # "3번입니다", "③이다": the Korean copula after the answer.
-    r"(?:\s*(?:입니다|이다|예요|이에요|요))?"
-)
-_WHOLE_STRIP = " \t\r\n*_`\"'“”‘’.。!:"
-
-_FINAL_MARKERS = [
-    r"(?i:\bfinal\s+answer)\s*(?:\*\*|__)?\s*(?:(?i:is)\b|[:：=])?",
-    r"최종\s*(?:정답|답)\s*(?:\*\*)?\s*(?:은|는|이|[:：=])?",
-    r"\\boxed\s*\{",
-]
-_ANSWER_MARKERS = [
-    r"(?i:\banswer)\s*(?:\*\*|__)?\s*"
-    r"(?:(?i:is|was|would\s+be|should\s+be|must\s+be|will\s+be)\b|[:：=])",
-    r"(?i:\b(?:correct|right|best)\s+(?:option|choice)\s+(?:is|would\s+be|should\s+be)\b)",
-    r"(?i:\bI\s+(?:would\s+|will\s+|'d\s+|'ll\s+)?(?:choose|pick|select|go\s+with)\b)",
-    # 정답 / 답, but not 대답 or 해답's first syllable glued to another word.
-    r"(?<![가-힣])(?:정답|답)\s*(?:\*\*)?\s*(?:은|는|이|[:：=])?",
-]
-_FINAL_RE = re.compile("|".join(f"(?:{m})" for m in _FINAL_MARKERS))
-_ANSWER_RE = re.compile("|".join(f"(?:{m})" for m in _ANSWER_MARKERS))
-
-
-@dataclass(frozen=True)
-class _Mention:
-    value: int
-    form: str
-
-
-def _mention(match: re.Match[str]) -> _Mention:
-    """The option a token names, and how it was written."""
-    for form in ("circled", "fullwidth", "digit", "letter", "lower"):
-        text = match.group(form)
-        if text is None:
-            continue
-        if form == "circled":
-            # unicodedata knows ① is 1, ❿ is 10 (NFKC would lose which form it was).
-            return _Mention(int(unicodedata.numeric(text)), form)
-        if form in ("digit", "fullwidth"):
-            return _Mention(int(unicodedata.normalize("NFKC", text)), form)
-        letter = unicodedata.normalize("NFKC", text).upper()
-        return _Mention(LETTERS.index(letter) + 1, "letter")
-    raise AssertionError("a token without a form")  # pragma: no cover
-
-
-def _mentions_in(text: str, start: int = 0, end: int | None = None) -> list[_Mention]:
-    """The tokens starting in ``text[start:end]``, read in place: the brackets around a
-    lowercase letter lie outside the span and must still be seen."""
-    stop = len(text) if end is None else end
-    found = []
-    for match in _TOKEN_RE.finditer(text, start):
-        if match.start() >= stop:
-            break
-        found.append(_mention(match))
-    return found
-
-
-def _after_markers(text: str, markers: re.Pattern[str]) -> list[_Mention]:
-    """Every answer stated right after a marker (a marker followed by no answer is ignored:
-    "the answer is not obvious")."""
-    found: list[_Mention] = []
-    for marker in markers.finditer(text):
-        listed = _ANSWER_LIST.match(text, marker.end())
-        if listed is None:
-            continue
-        found.extend(_mentions_in(text, *listed.span("first")))
-        found.extend(_mentions_in(text, *listed.span("more")))
-    return found
-
-
-def _whole(text: str) -> list[_Mention]:
-    """The mentions of `text` when it is nothing but answers (with their brackets)."""
-    stripped = text.strip(_WHOLE_STRIP)
-    match = _WHOLE.fullmatch(stripped)
-    if match is None:
-        return []
-    tokens = match.group("tokens")
-    # Lowercase letters count here (the whole output is an answer), so read them as capitals.
-    upper = re.sub(r"(?<![A-Za-z])[a-e](?![A-Za-z])", lambda m: m.group().upper(), tokens)
-    return _mentions_in(upper)
-
-
-def _final_line(text: str) -> list[_Mention]:
-    """The last line of several, when it is only an answer: the end of a chain of thought."""
-    lines = [line for line in text.splitlines() if line.strip(_WHOLE_STRIP)]
-    return _whole(lines[-1]) if len(lines) >= 2 else []
-
-
-# An option label at the head of "C) Paris", "(3) 국회", "③ 서울" (not "3.": that is how a
-# numbered list of reasoning starts).
-_LABEL_RE = re.compile(
-    rf"(?<![{_ALNUM}])(?:[{_CIRCLED}]"
-    rf"|[(\[]?\s*(?:[0-9]+|[\uFF10-\uFF19]+|[A-E\uFF21-\uFF25])\s*[)\]]"
-    # "D. Pacific Ocean": a letter label with a full stop (a digit with one starts a list).
-    r"|[A-E\uFF21-\uFF25]\.(?=\s))"
-)
-
-
-def _leading(text: str) -> list[_Mention]:
-    """A one-line output that opens with an option label: every label in it (two different
-    ones, as in "(1) and (2) are wrong", make it ambiguous)."""
-    line = text.strip()
-    if "\n" in line or _LABEL_RE.match(line) is None:
-        return []
-    return [m for label in _LABEL_RE.finditer(line) for m in _mentions_in(label.group())]
-
-
-# "3. Paris", "3) Paris", "(3) Paris": an option number and the rest of the line.
-_NUMBERED_RE = re.compile(r"[(\[]?\s*(?P<number>[0-9]+|[\uFF10-\uFF19]+)\s*[.)\]]\s+(?P<text>.+)")
-# A bracketed option closing a one-line output: "The capital is Canberra (3)."
-_TRAILING_RE = re.compile(rf"[(\[]\s*({_token(False)})\s*[)\]]\s*[.。]?\s*$")
-_BRACKETED_RE = re.compile(rf"[(\[]\s*({_token(False)})\s*[)\]]")
-
-
-def _folded(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split()).strip(" .。")
-
-
-def _numbered(text: str, options: Sequence[str]) -> list[_Mention]:
-    """A one-line ``3. Paris`` whose text after the number is option 3's own text."""
-    line = text.strip()
-    match = _NUMBERED_RE.fullmatch(line)
-    if "\n" in line or match is None or not options:
-        return []
-    number = int(unicodedata.normalize("NFKC", match.group("number")))
-    said = _folded(match.group("text"))
-    if not 1 <= number <= len(options) or not said.startswith(_folded(options[number - 1])):
-        return []
-    return [_Mention(number, "numbered")]
-
-
-def _bracketed(text: str) -> list[_Mention]:
-    """Every bracketed option of a one-line output that ends with one, else nothing."""
-    line = text.strip()
-    if "\n" in line or _TRAILING_RE.search(line) is None:
-        return []
-    return [m for found in _BRACKETED_RE.finditer(line) for m in _mentions_in(found.group())]
-
-
-def _decide(level: str, mentions: list[_Mention], choices: int) -> ParsedAnswer:
+def _decide(level: str, mentions: list[Mention], choices: int) -> ParsedAnswer:
     values = sorted({m.value for m in mentions})
     if len(values) > 1:
         named = ", ".join(map(str, values))
@@ -305,16 +149,104 @@ def _decide(level: str, mentions: list[_Mention], choices: int) -> ParsedAnswer:
     return ParsedAnswer(ROBUST_V1, value, f"{level}:{mentions[0].form}")
 
 
+# Self-corrections. `head`: markers after which the corrected answer comes first ("no wait,
+# 3", "not 2 but 3", "3번이 아니라 4번"); the others ("actually", "정정") are followed by a
+# statement somewhere in what follows. A negated option (the X of "not X but") is part of the
+# marker, so it is no candidate.
+_NEGATED = rf"{token_pattern(False)}{SUFFIX}"
+_CORRECTIONS = {
+    "head": [
+        r"(?i:\bno\s*,?\s*wait\b|\bwait\s*[,.!]?\s*no\b)",
+        rf"(?i:\bnot\b){FILLER}{_NEGATED}\s*,?\s*(?i:but(?:\s+rather)?\b)",
+        rf"{_NEGATED}\s*(?:이|가)?\s*(?:아니라|아니고|아닌(?=\s))",
+    ],
+    "statement": [r"(?i:\bactually\b|\bcorrection\b)", "정정(?:하면|합니다|하겠습니다)?"],
+}
+_CORRECTION_RE = re.compile(
+    "|".join(f"(?P<{kind}{i}>{m})" for kind, ms in _CORRECTIONS.items() for i, m in enumerate(ms))
+)
+# What may stand between a head marker and its answer: ", it's", "— make that".
+_HEAD_LEAD = re.compile(
+    r"[\s,;:.!\-\u2013\u2014]*(?i:(?:it'?s|it\s+is|that'?s|make\s+(?:it|that))\s+)?"
+)
+
+
+def _in_range(mentions: list[Mention], choices: int) -> bool:
+    return all(1 <= m.value <= choices for m in mentions)
+
+
+def _corrected(piece: str, head: bool, choices: int) -> list[Mention]:
+    """The answer a correction's text states, by level (nothing when it states none). A head
+    reading names options only: "no wait, 1987 was the year" states no answer."""
+    start = _HEAD_LEAD.match(piece)
+    rest = piece[start.end() if start else 0 :]
+    levels: list[Callable[[], list[Mention]]] = [
+        lambda: whole(rest),
+        lambda: after_markers(piece, FINAL_RE),
+        lambda: after_markers(piece, ANSWER_RE),
+        lambda: _head(rest) if head and _in_range(_head(rest), choices) else [],
+    ]
+    for find in levels:
+        mentions = find()
+        if mentions:
+            return mentions
+    return []
+
+
+def _head(rest: str) -> list[Mention]:
+    """The answers a head marker's text opens with ("no wait, option 3, since ...")."""
+    return listed(rest)
+
+
+def _is_correction(marker: re.Match[str], choices: int) -> bool:
+    """A marker that negates an option ("not X but", "X이 아니라") corrects an answer only
+    when X is an option: "not 1987 but 1988" is about a year."""
+    return _in_range(mentions_in(marker.group()), choices)
+
+
+def _follow(earlier: ParsedAnswer, marker: re.Match[str], piece: str, choices: int) -> ParsedAnswer:
+    """The answer after one correction marker and the text it governs."""
+    mentions = _corrected(piece, (marker.lastgroup or "").startswith("head"), choices)
+    if mentions:
+        return _decide("correction", mentions, choices)
+    others = {m.value for m in mentions_in(piece) if 1 <= m.value <= choices}
+    others.discard(earlier.answer or 0)
+    if earlier.answer is not None and others:
+        named = ", ".join(map(str, sorted(others)))
+        return ParsedAnswer(
+            ROBUST_V1,
+            None,
+            None,
+            f"correction: after {marker.group().strip()!r} the output mentions {named} without "
+            f"stating it, against the earlier answer {earlier.answer}",
+        )
+    return earlier
+
+
 def parse_robust(output: str, choices: int, options: Sequence[str] = (), /) -> ParsedAnswer:
     """The robust parser (``robust-v1``; see the module docstring for its rules)."""
     if not 1 <= choices <= len(LETTERS):
         raise ValueError(f"choices must be 1..{len(LETTERS)}, got {choices}")
     if not output.strip():
         return ParsedAnswer(ROBUST_V1, None, None, "empty output")
-    levels: list[tuple[str, Callable[[], list[_Mention]]]] = [
-        ("whole", lambda: _whole(output)),
-        ("final", lambda: _after_markers(output, _FINAL_RE) + _final_line(output)),
-        ("answer-line", lambda: _after_markers(output, _ANSWER_RE)),
+    markers = [m for m in _CORRECTION_RE.finditer(output) if _is_correction(m, choices)]
+    if not markers:
+        return _read(output, choices, options)
+    parsed = _read(output[: markers[0].start()], choices, options)
+    ends = [m.start() for m in markers[1:]] + [len(output)]
+    for marker, end in zip(markers, ends, strict=True):
+        parsed = _follow(parsed, marker, output[marker.end() : end], choices)
+    return parsed
+
+
+def _read(output: str, choices: int, options: Sequence[str]) -> ParsedAnswer:
+    """The levels on text without corrections."""
+    if not output.strip():
+        return ParsedAnswer(ROBUST_V1, None, None, "no stated answer")
+    levels: list[tuple[str, Callable[[], list[Mention]]]] = [
+        ("whole", lambda: whole(output)),
+        ("final", lambda: after_markers(output, FINAL_RE) + final_line(output)),
+        ("answer-line", lambda: after_markers(output, ANSWER_RE)),
     ]
     for level, find in levels:
         mentions = find()
@@ -322,8 +254,8 @@ def parse_robust(output: str, choices: int, options: Sequence[str] = (), /) -> P
             return _decide(level, mentions, choices)
     # The last level reads labels, numbered options and a closing bracketed option together,
     # so that two different ones are a failure, not a pick.
-    opening = _leading(output) + _numbered(output, options)
-    closing = _bracketed(output)
+    opening = leading(output) + numbered(output, options)
+    closing = bracketed(output)
     if opening or closing:
         return _decide("leading" if opening else "trailing", opening + closing, choices)
     return ParsedAnswer(ROBUST_V1, None, None, "no stated answer")
@@ -332,7 +264,8 @@ def parse_robust(output: str, choices: int, options: Sequence[str] = (), /) -> P
 PARSERS: Mapping[str, AnswerParser] = {SEED_001: parse_seed_001, ROBUST_V1: parse_robust}
 # A parser's revision enters the exam scoring id, so baselines read by an older revision stop
 # comparing. robust-v1 r2: "3. Paris" with the question's option texts, a closing "(3)".
-PARSER_REVISIONS: Mapping[str, int] = {ROBUST_V1: 2}
+# r3: self-corrections ("no wait", "actually", "not X but Y", "아니라", "정정") are followed.
+PARSER_REVISIONS: Mapping[str, int] = {ROBUST_V1: 3}
 
 
 def get_parser(name: str) -> AnswerParser:

@@ -1,12 +1,23 @@
-"""The exam kind's paper tables (seed 001): accuracy per model and track with CIs and the
-random-guess line, and the five track deltas with their CI, McNemar p and the seed's reading."""
+"""The exam kind's paper tables (seed 001): accuracy per model and track with the seed's 95%
+percentile bootstrap CI over questions (its ``bootstrap_ci``, recomputed from the rows; the
+report's accuracy entries carry Wilson's) and the random-guess line, and the five track deltas
+with their paired percentile bootstrap CI (the report's), McNemar p and the seed's reading."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_doceval.paper import Cell, PaperTable, flag_note, flag_reasons, number, with_ci
+from pytest_doceval.kinds.exam.table import answers_from_rows, by_system, correct_vector
+from pytest_doceval.paper import (
+    Cell,
+    PaperTable,
+    flag_note,
+    flag_reasons,
+    interval_note,
+    number,
+    seed_interval,
+)
 
 
 def _flagged(section: Mapping[str, Any], model: str, seen: dict[str, dict[str, None]]) -> bool:
@@ -30,18 +41,15 @@ def accuracy_table(section: Mapping[str, Any]) -> list[PaperTable]:
         ["Model", *[f"Track {t}" for t in tracks]],
     )
     seen: dict[str, dict[str, None]] = {}
+    answers = by_system(answers_from_rows(section.get("results") or []))
     for model in models:
-        by_track = {e["track"]: e for e in entries if e["model"] == model}
         flagged = _flagged(section, model, seen)
-        table.rows.append(
-            [
-                Cell(model),
-                *[
-                    Cell(with_ci(by_track.get(t), key="accuracy"), flagged and t in by_track)
-                    for t in tracks
-                ],
-            ]
-        )
+        cells = [Cell(model)]
+        for t in tracks:
+            asked = list(answers.get((model, t), {}).values())
+            text = seed_interval(correct_vector(asked).tolist(), section)
+            cells.append(Cell(text, flagged and bool(asked)))
+        table.rows.append(cells)
     chance = (section.get("references") or {}).get("random_by_track") or {}
     if chance:
         table.rows.append([Cell("random guess"), *[Cell(number(chance.get(t))) for t in tracks]])
@@ -49,6 +57,7 @@ def accuracy_table(section: Mapping[str, Any]) -> list[PaperTable]:
         "Tracks (seed 001, 4.4): A image only; B1 OCR text to the LLM; B2 oracle text to the "
         "LLM; C image and text. Random guess: the accuracy expected from guessing uniformly "
         "among each question's options. n/a: the model was not run on that track.",
+        interval_note(section, "questions"),
         *flag_note({m: list(r) for m, r in seen.items()}),
     ]
     return [table]
@@ -80,6 +89,7 @@ def delta_table(section: Mapping[str, Any]) -> list[PaperTable]:
         )
     table.notes = [
         f"Δ(X−Y) = accuracy on track X − accuracy on track Y. A reading is supported when Δ > 0 "
-        f"and McNemar p < {1 - level:.2g}."
+        f"and McNemar p < {1 - level:.2g}.",
+        interval_note(section, "the questions both tracks asked (paired)"),
     ]
     return [table]

@@ -12,12 +12,19 @@ accuracy, which is over gold fields as in the seed: they enter the structural ac
 per-verdict counts. With no gold field at all, every accuracy is 1.0 when nothing was
 predicted either, else 0.0.
 
-**Across documents** (seed 004: Acc_k is the share of the N samples whose field k matches) the
-report shows two aggregates: the mean of the per-document totals above (every document weighs
-the same), and beside it, as ``corpus``, the seed's own formula with each Acc_k pooled over the
-corpus -- Σ matched_k / Σ total_k over all documents' gold fields named k (for a scalar field,
-the share of the documents with that field in which it matches) -- then Σ w_k Acc_k / Σ w_k.
-`FieldScore.pooled_counts` puts the counts in the row, `stats.pooled_share` sums them.
+**Across documents** the report shows, for ``field_accuracy``, the mean of the per-document
+totals above (every document weighs the same) and, as ``corpus``, seed 004's Acc_total: per
+field name k, Acc_k = |{i : v̂_ik = v_ik}| / N_k over the N_k documents whose gold has a field
+named k, then Σ w_k Acc_k / Σ w_k. A document's field k "matches" when its value does; for a list
+field (``items[].name``) when the whole list does -- every gold element's value matched and no
+predicted element beyond them (an invented item under that name) -- since v̂_ik = v_ik compares
+the lists, not their elements. ``field_accuracy_pooled`` keeps the item-pooled share beside it:
+its corpus pools the elements, Σ matched_k / Σ total_k over all documents' gold fields named k,
+which lets a receipt of ten line items outweigh one of a single item (issue 26: 0.909 pooled
+where the seed's formula gives 0.5). Its per-document value is ``field_accuracy``'s (for one
+document the per-element share); only its corpus differs. ``field_fuzzy_accuracy`` and
+``field_fuzzy_accuracy_pooled`` likewise under the fuzzy rule. `FieldScore.pooled_counts` puts
+both kinds of counts in the row, `stats.pooled_share` sums them.
 
 **Nested accuracy**: `nested`, over the same gold fields and their depths.
 
@@ -48,13 +55,25 @@ from pytest_doceval.metrics.spec import SHARE, MetricSpec
 @dataclass(frozen=True)
 class FieldTally:
     """One field name's gold fields in one document: how many, how many matched exactly and
-    fuzzily, their summed similarity, and the name's weight."""
+    fuzzily, their summed similarity, the name's weight, and how many predicted fields of that
+    name have no gold counterpart (list elements beyond the gold's)."""
 
     total: int
     exact: int
     fuzzy: int
     similarity: float
     weight: float
+    invented: int = 0
+
+    @property
+    def whole_exact(self) -> bool:
+        """Seed 004's v̂_ik = v_ik for this document: every gold field of the name matched
+        and none invented (a list matches when the whole list does)."""
+        return self.exact == self.total and self.invented == 0
+
+    @property
+    def whole_fuzzy(self) -> bool:
+        return self.fuzzy == self.total and self.invented == 0
 
     @property
     def accuracy(self) -> float:
@@ -85,6 +104,10 @@ class StructureTally:
 
 # Per-field metrics: these prefixes plus a field name, e.g. "field_accuracy:items[].code".
 PER_FIELD_PREFIXES: Final = ("field_accuracy:", "field_fuzzy_accuracy:")
+# The item-pooled twins of field_accuracy and field_fuzzy_accuracy (their corpus pools list
+# elements), and the prefixes of their counts in a row.
+POOLED_METRICS: Final = ("field_accuracy_pooled", "field_fuzzy_accuracy_pooled")
+POOLED_PREFIXES: Final = ("field_accuracy_pooled:", "field_fuzzy_accuracy_pooled:")
 
 FIELD_METRICS: Final[Mapping[str, MetricSpec]] = {
     "field_accuracy": MetricSpec(
@@ -92,13 +115,29 @@ FIELD_METRICS: Final[Mapping[str, MetricSpec]] = {
         bounds=SHARE,
         pooled="field_accuracy:",
         description="Weighted mean over field names of the share matched exactly (004); "
-        "corpus: the seed's Σ w_k Acc_k / Σ w_k with Acc_k pooled over all documents",
+        "corpus: the seed's Acc_total, Σ w_k Acc_k / Σ w_k, Acc_k the share of documents whose "
+        "field k matches (a list field when the whole list does)",
     ),
     "field_fuzzy_accuracy": MetricSpec(
         "higher",
         bounds=SHARE,
         pooled="field_fuzzy_accuracy:",
         description="As field_accuracy, with NED <= tau for text, a tolerance for numbers",
+    ),
+    "field_accuracy_pooled": MetricSpec(
+        "higher",
+        bounds=SHARE,
+        headline=False,
+        pooled="field_accuracy_pooled:",
+        description="Per document as field_accuracy; corpus: Acc_k pools the list elements "
+        "(matched / gold fields named k over all documents), not the seed's Acc_total",
+    ),
+    "field_fuzzy_accuracy_pooled": MetricSpec(
+        "higher",
+        bounds=SHARE,
+        headline=False,
+        pooled="field_fuzzy_accuracy_pooled:",
+        description="As field_accuracy_pooled, under the fuzzy rule",
     ),
     "field_similarity": MetricSpec(
         "higher",
@@ -183,14 +222,19 @@ class FieldScore:
         }
 
     def pooled_counts(self) -> dict[str, dict[str, float]]:
-        """Per field name its matched and total gold fields and its weight, exact and fuzzy,
-        as ``row["counts"]`` keys ``field_accuracy:<name>`` / ``field_fuzzy_accuracy:<name>``:
-        what the corpus aggregate (`MetricSpec.pooled`) sums over documents."""
+        """What the corpus aggregates (`MetricSpec.pooled`) sum over documents, as
+        ``row["counts"]`` keys ``<prefix><name>`` -> matched, total and weight. Seed 004's
+        (``field_accuracy:``, ``field_fuzzy_accuracy:``): this document is one sample of field k,
+        matched when the whole field does (`FieldTally.whole_exact`). Item-pooled
+        (``field_accuracy_pooled:``...): the name's gold fields and how many matched."""
         exact, fuzzy = PER_FIELD_PREFIXES
+        pooled_exact, pooled_fuzzy = POOLED_PREFIXES
         out: dict[str, dict[str, float]] = {}
         for name, t in self.fields.items():
-            out[exact + name] = {"matched": t.exact, "total": t.total, "weight": t.weight}
-            out[fuzzy + name] = {"matched": t.fuzzy, "total": t.total, "weight": t.weight}
+            out[exact + name] = {"matched": int(t.whole_exact), "total": 1, "weight": t.weight}
+            out[fuzzy + name] = {"matched": int(t.whole_fuzzy), "total": 1, "weight": t.weight}
+            out[pooled_exact + name] = {"matched": t.exact, "total": t.total, "weight": t.weight}
+            out[pooled_fuzzy + name] = {"matched": t.fuzzy, "total": t.total, "weight": t.weight}
         return out
 
     def view(self) -> dict[str, Any]:
@@ -217,6 +261,9 @@ class FieldScore:
         out = {
             "field_accuracy": self.field_accuracy,
             "field_fuzzy_accuracy": self.field_fuzzy_accuracy,
+            # Per document the same values; their corpus aggregates differ (module docstring).
+            "field_accuracy_pooled": self.field_accuracy,
+            "field_fuzzy_accuracy_pooled": self.field_fuzzy_accuracy,
             "field_similarity": self.field_similarity,
             "nested_accuracy": self.nested_accuracy,
             "structural_accuracy": self.structure.accuracy,
@@ -245,6 +292,7 @@ def _tallies(verdicts: tuple[FieldVerdict, ...]) -> dict[str, FieldTally]:
     for v in verdicts:
         if v.scored:
             groups.setdefault(v.name, []).append(v)
+    invented = Counter(v.name for v in verdicts if not v.scored)
     return {
         name: FieldTally(
             total=len(vs),
@@ -252,6 +300,7 @@ def _tallies(verdicts: tuple[FieldVerdict, ...]) -> dict[str, FieldTally]:
             fuzzy=sum(v.fuzzy for v in vs),
             similarity=sum(v.similarity for v in vs),
             weight=vs[0].weight,
+            invented=invented[name],
         )
         for name, vs in groups.items()
     }

@@ -39,8 +39,9 @@ def pass_rates(section: Mapping[str, Any]) -> list[PaperTable]:
             cells.append(Cell(text))
         table.rows.append(cells)
     table.notes = [
-        "All: the pass rate over fact files, its interval bootstrapped within files. Per type: "
-        "the share of facts of that type that hold (passed/checked).",
+        "All: the pass rate over fact files, its interval the percentile bootstrap within "
+        "files (olmOCR-bench's, the report's). Per type: the share of facts of that type that "
+        "hold (passed/checked).",
         *flag_note({m: list(r) for m, r in seen.items()}),
     ]
     return [table]
