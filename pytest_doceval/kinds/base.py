@@ -127,7 +127,8 @@ class Suite(ABC):
     kind: ClassVar[str]
     metrics: ClassVar[Mapping[str, MetricSpec]]
     analyses: ClassVar[Sequence[Analysis]] = ()
-    # The kind's paper tables (`pytest_doceval.paper`): each builder turns a report section into tables.
+    # The kind's paper tables (`pytest_doceval.paper`): each builder turns a report section
+    # into tables.
     paper_tables: ClassVar[Sequence[Callable[[Mapping[str, Any]], list[Any]]]] = ()
     # How the HTML report draws the kind's row views and analyses (`pytest_doceval.html`):
     # view name -> ViewRenderer, analysis key -> AnalysisRenderer; others are drawn generically.
