@@ -197,7 +197,23 @@ def build_case_from_latex(
     raw = tex.read_bytes()
     text = _decode_source(raw)
     env = _latex_env(tex.parent)
+    pdf_bytes = _compile_pdf(tex, text, pdflatex, env, deadline)
+    truth_text = _pandoc_truth(tex, text, pandoc, env, deadline)
 
+    pages = page_count(pdf_bytes, tex)
+    out_dir = prepare_out_dir(out_dir, tex)
+    pdf_path = write_bytes_atomic(out_dir / PDF_NAME, pdf_bytes)
+    truth_path = write_text_atomic(out_dir / TRUTH_NAME, truth_text)
+    if keep_source:
+        write_bytes_atomic(out_dir / SOURCE_NAME, raw)
+    return BuiltCase(directory=out_dir, pdf=pdf_path, truth=truth_path, pages=pages)
+
+
+def _compile_pdf(
+    tex: Path, text: str, pdflatex: str, env: dict[str, str], deadline: float
+) -> bytes:
+    """pdflatex twice (bibtex and a third pass between when the source needs it), in a
+    temporary output folder; the PDF's bytes with a content-derived trailer ID."""
     with tempfile.TemporaryDirectory(prefix="doceval-latex-") as tmp_name:
         tmp = Path(tmp_name)
         latex_cmd = [
@@ -212,13 +228,7 @@ def build_case_from_latex(
         bibtex = shutil.which("bibtex")
         if bibtex and _uses_bibtex(text):
             _pdflatex(latex_cmd, tex, tmp, env, deadline)
-            bib = run_tool(
-                [bibtex, "document"],
-                cwd=tmp,
-                env=env,
-                deadline=deadline,
-                source=tex,
-            )
+            bib = run_tool([bibtex, "document"], cwd=tmp, env=env, deadline=deadline, source=tex)
             if bib.returncode >= 2:  # 1 = warnings (e.g. a missing field): not fatal
                 blg = tmp / "document.blg"
                 detail = blg.read_text("utf-8", "replace") if blg.exists() else ""
@@ -227,8 +237,11 @@ def build_case_from_latex(
                 raise CaseBuildError(f"{tex}: bibtex failed (exit {bib.returncode}):\n{tail}")
         for _ in range(2):
             _pdflatex(latex_cmd, tex, tmp, env, deadline)
-        pdf_bytes = _stable_trailer_id((tmp / "document.pdf").read_bytes())
+        return _stable_trailer_id((tmp / "document.pdf").read_bytes())
 
+
+def _pandoc_truth(tex: Path, text: str, pandoc: str, env: dict[str, str], deadline: float) -> str:
+    """The markdown truth: pandoc with the title template and the merged-cells filter."""
     with tempfile.TemporaryDirectory(prefix="doceval-pandoc-") as tmp_name:
         template = Path(tmp_name) / "truth.md.template"
         template.write_text(PANDOC_TEMPLATE, encoding="utf-8")
@@ -256,16 +269,7 @@ def build_case_from_latex(
         err = conv.stderr.decode("utf-8", "replace").strip() or "(no stderr)"
         raise CaseBuildError(f"{tex}: pandoc failed (exit {conv.returncode}):\n{err}")
     truth_text = _drop_bibliography_width(conv.stdout.decode("utf-8", "replace"), text)
-    if not truth_text.endswith("\n"):
-        truth_text += "\n"
-
-    pages = page_count(pdf_bytes, tex)
-    out_dir = prepare_out_dir(out_dir, tex)
-    pdf_path = write_bytes_atomic(out_dir / PDF_NAME, pdf_bytes)
-    truth_path = write_text_atomic(out_dir / TRUTH_NAME, truth_text)
-    if keep_source:
-        write_bytes_atomic(out_dir / SOURCE_NAME, raw)
-    return BuiltCase(directory=out_dir, pdf=pdf_path, truth=truth_path, pages=pages)
+    return truth_text if truth_text.endswith("\n") else truth_text + "\n"
 
 
 def _pdflatex(cmd: list[str], tex: Path, tmp: Path, env: dict[str, str], deadline: float) -> None:
