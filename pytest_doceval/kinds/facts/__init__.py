@@ -7,10 +7,10 @@ olmOCR and where, and why, it differs.
 
 * `model`     -- `Fact` dataclasses, `parse_fact`, `load_facts`, `load_fact_files`, `FactError`
 * `normalise` -- `normalise_text` (olmOCR's), `normalise_latex` (math facts)
-* `checks`    -- `check` (one fact, one output) and one function per fact type
+* `checks`    -- `check` (one fact, one output) and one function per fact type; `markup` holds
+  the format and footnote checks
 * `tables`    -- markdown table parsing and the table check; `html_tables` (HTML tables) and
   `grid` (spans, neighbours, headings) beside it
-* `search`    -- approximate substring search for the order check
 * `repeats`   -- `check_repeats`: repeat outputs folded into one verdict (> half must pass)
 * `passrate`  -- `pass_rate` (mean over fact files of each file's pass fraction), its interval,
   breakdowns by type and file
@@ -30,6 +30,8 @@ from pytest_doceval.kinds.facts.model import (
     Fact,
     FactError,
     FactFileError,
+    FootnoteFact,
+    FormatFact,
     MathFact,
     OrderFact,
     TableFact,
@@ -58,6 +60,8 @@ __all__ = [
     "FactError",
     "FactFileError",
     "FactResult",
+    "FootnoteFact",
+    "FormatFact",
     "Group",
     "MathFact",
     "OrderFact",
