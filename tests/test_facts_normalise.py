@@ -57,7 +57,7 @@ def olmocr_normalize_text(md: str) -> str:
         ("\u2018a\u2019 \u201cb\u201d \u201ec\u201d", '\'a\' "b" "c"'),
         ("1\u20132 \u2014 x\u2212y a\u2011b f\u2012g", "1-2 - x-y a-b f-g"),
         ("5 \u00b5m", "5 \u03bcm"),
-        ("A\u200bB\u200cC\u200dD\u2060E\ufeffF", "ABCDEF"),
+        ("A\u200bB\u200cC\u200dD\u2060E\ufeffF", "A\u200bB\u200cC\u200dD\u2060E\ufeffF"),
         ("hy\u00adphen", "hy\u00adphen"),  # invisible characters stay, as in olmOCR-bench
         ("**\u200bword**", "\u200bword"),
         ("snake_case_name", "snakecasename"),  # olmOCR's italic rule pairs underscores

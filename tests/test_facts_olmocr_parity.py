@@ -156,11 +156,18 @@ def page_and_fact(draw: Callable[..., Any], kind: str) -> tuple[str, dict[str, A
     elif kind == "order":
         fact["before"], fact["after"] = _cut(page, draw), _cut(page, draw)
     elif kind == "format":
+        wrap = draw(st.sampled_from(["**", "__", "*", "_", "<b>", "<i>", "<em>", "<h2>", "\n# "]))
+        closing = wrap.replace("<", "</") if wrap.startswith("<") else wrap.strip()
+        page += wrap + draw(SHORT) + (closing if closing != "#" else "\n") + draw(PAGE)
         fact["text"] = _cut(page, draw)
         fact["format"] = draw(st.sampled_from(["heading", "bold", "italic"]))
         fact["case_sensitive"] = draw(st.booleans())
     elif kind == "footnote":
-        fact["marker"] = draw(st.sampled_from(["1", "2", "12", "a", "*", "1a"]))
+        marker = draw(st.sampled_from(["1", "2", "12", "a", "*", "1a"]))
+        form = draw(st.sampled_from(["[^{}]", "[^{}]:", "<sup>{}</sup>", "<SUP class=f>{}</sup>"]))
+        shown = form.format(marker) if draw(st.integers(0, 3)) else "\u00b9\u00b2"
+        page += shown + draw(PAGE)
+        fact["marker"] = marker
         for side in ("appears_before_marker", "appears_after_marker"):
             if draw(st.booleans()):
                 fact[side] = _cut(page, draw)
@@ -174,35 +181,55 @@ def page_and_fact(draw: Callable[..., Any], kind: str) -> tuple[str, dict[str, A
     return page, fact
 
 
-def _row(cells: list[str], html: bool) -> str:
-    if html:
-        return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
-    return "| " + " | ".join(cells) + " |"
+CELLS = ["a", "b", "ab", "A", "12", "1.2", "**b**", "x y", "", "a<b>b</b>", "<i>a</i> b", "a<br>b"]
+SPANS = ["", "", "", " colspan='2'", " rowspan='2'", " rowspan='0'", " colspan='x'"]
+
+
+@st.composite
+def _html_table(draw: Callable[..., Any], depth: int = 0) -> str:
+    rows = []
+    for r in range(draw(st.integers(1, 4))):
+        cells = []
+        for _ in range(draw(st.integers(1 if r else 0, 4))):
+            tag = draw(st.sampled_from(["td", "td", "th"]))
+            text = draw(st.sampled_from(CELLS))
+            if depth == 0 and draw(st.integers(0, 15)) == 0:
+                text += draw(_html_table(depth=1))  # a nested table
+            cells.append(f"<{tag}{draw(st.sampled_from(SPANS))}>{text}</{tag}>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    head = draw(st.integers(0, len(rows)))
+    if head and draw(st.booleans()):
+        body = "<thead>" + "".join(rows[:head]) + "</thead><tbody>" + "".join(rows[head:])
+        return "<table>" + body + "</tbody></table>"
+    return "<table>" + "".join(rows) + "</table>"
+
+
+@st.composite
+def _markdown_table(draw: Callable[..., Any]) -> str:
+    width = draw(st.integers(1, 4))
+    lines = []
+    for _ in range(draw(st.integers(1, 4))):
+        cells = [draw(st.sampled_from(CELLS)) for _ in range(draw(st.integers(1, width)))]
+        lines.append(draw(st.sampled_from(["| ", "", "|"])) + " | ".join(cells) + " |")
+    separator = draw(st.sampled_from(["|---|---|", "| :-- | --: |", "---|---", "|-|"]))
+    lines.insert(draw(st.integers(0, len(lines))), separator)
+    return "\n".join(lines)
 
 
 @st.composite
 def table_page_and_fact(draw: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
-    """A page with a markdown and/or HTML table (cells from a small vocabulary, some with
-    markup, some spanning) and a table fact about its cells."""
-    cell = st.sampled_from(["a", "b", "ab", "A", "12", "1.2", "**b**", "x y", ""])
-    width, height = draw(st.integers(1, 4)), draw(st.integers(1, 4))
-    grid = [[draw(cell) for _ in range(width)] for _ in range(height)]
-    html = draw(st.booleans())
-    lines = [_row(row, html) for row in grid]
-    if html:
-        head = "<thead>" if draw(st.booleans()) else ""
-        span = draw(st.sampled_from(["", " colspan='2'", " rowspan='2'", " rowspan='0'"]))
-        lines.insert(0, f"{head}<tr><th{span}>H</th><td>{draw(cell)}</td></tr>")
-        table = "<table>" + "".join(lines) + "</table>"
-    else:
-        lines.insert(1 if lines else 0, "|" + "---|" * width)
-        table = "\n".join(lines)
-    page = draw(st.sampled_from(["", "Intro\n\n"])) + table + draw(st.sampled_from(["", "\nend"]))
-    words = ["a", "b", "ab", "A", "12", "1.2", "H", "x y", "c"]
+    """A page with markdown and/or HTML tables (cells from a small vocabulary, with markup,
+    spans, headings or none, nested tables) and a table fact about its cells."""
+    parts = [draw(st.sampled_from(["", "Intro\n\n", "text | with pipe\n"]))]
+    for _ in range(draw(st.integers(1, 2))):
+        table = draw(_html_table()) if draw(st.booleans()) else draw(_markdown_table())
+        parts.append(table + "\n\n")
+    page = "".join(parts) + draw(st.sampled_from(["", "end"]))
+    words = ["a", "b", "ab", "A", "12", "1.2", "H", "x y", "c", "a b", "ab b"]
     fact: dict[str, Any] = {"pdf": "d.pdf", "page": 1, "id": "t", "type": "table"}
     fact["cell"] = draw(st.sampled_from(words))
     for name in ("up", "down", "left", "right", "top_heading", "left_heading"):
-        if draw(st.integers(0, 3)) == 0:
+        if draw(st.integers(0, 2)) == 0:
             fact[name] = draw(st.sampled_from(words))
     if draw(st.booleans()):
         fact["max_diffs"] = draw(DIFFS)
