@@ -237,14 +237,10 @@ def table_page_and_fact(draw: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
     return page, fact
 
 
-PARITY = settings(
-    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+PARITY = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@pytest.mark.parametrize(
-    "kind", ["present", "absent", "order", "format", "footnote", "baseline"]
-)
+@pytest.mark.parametrize("kind", ["present", "absent", "order", "format", "footnote", "baseline"])
 @given(data=st.data())
 @PARITY
 def test_every_verdict_equals_olmocr_bench(
@@ -290,6 +286,76 @@ def test_math_where_text_decides(
         assert ours is True
     if ours is False:
         assert theirs is False
+
+
+# --- the headline and its interval ---------------------------------------------------------
+
+
+def _reference_utils() -> types.ModuleType:
+    _load_reference()  # skips as it does
+    saved = list(sys.path)
+    sys.path.insert(0, str(PEER))
+    try:
+        return importlib.import_module("olmocr.bench.utils")
+    finally:
+        sys.path[:] = saved
+
+
+FILES = st.dictionaries(
+    st.sampled_from(["arxiv_math.jsonl", "tables.jsonl", "old_scans.jsonl", "baseline"]),
+    st.lists(st.sampled_from([0.0, 1 / 3, 2 / 3, 1.0]), min_size=1, max_size=30),
+    min_size=1,
+)
+
+
+@given(fractions_by_file=FILES)
+@settings(max_examples=60, deadline=None)
+def test_headline_and_micro_mean_equal_olmocr_bench_formulas(
+    fractions_by_file: dict[str, list[float]],
+) -> None:
+    """``benchmark.py``'s two figures, retyped from its ``main`` and ``evaluate_candidate``:
+    per file, passed (``test_avg > 0.5``) / total, then the mean over files; and
+    ``overall_score``, the mean of every ``test_avg``."""
+    from pytest_doceval.kinds.facts import FactResult, micro_mean, pass_rate
+
+    passed_by_file = {f: [a > 0.5 for a in avgs] for f, avgs in fractions_by_file.items()}
+    rates = [sum(p) / len(p) for p in passed_by_file.values()]
+    headline = sum(rates) / len(rates)
+    every = [a for avgs in fractions_by_file.values() for a in avgs]
+    overall_score = sum(every) / len(every)
+    verdicts = {
+        f: [FactResult(a > 0.5, a, "", (FactResult(True, 1, ""),) * 2) for a in avgs]
+        for f, avgs in fractions_by_file.items()
+    }
+    assert pass_rate(verdicts) == pytest.approx(headline, abs=1e-12)
+    assert micro_mean(r.pass_fraction for rs in verdicts.values() for r in rs) == pytest.approx(
+        overall_score, abs=1e-12
+    )
+
+
+def test_interval_agrees_with_olmocr_bench_bootstrap() -> None:
+    """Ours (seeded numpy Generator) against ``utils.calculate_bootstrap_ci`` with ``splits``
+    (numpy's global random state, unseeded there; seeded here to make the test repeatable): two
+    Monte Carlo estimates of the same percentile interval, so they agree to sampling error."""
+    import numpy as np
+
+    from pytest_doceval.kinds.facts import pass_rate_ci
+
+    utils = _reference_utils()
+    rng = np.random.default_rng(7)
+    files = {
+        name: [bool(v) for v in rng.random(size) < p]
+        for name, size, p in (("a.jsonl", 40, 0.8), ("b.jsonl", 25, 0.4), ("baseline", 12, 0.9))
+    }
+    ours = pass_rate_ci(files, n_resamples=4000, seed=3)
+    np.random.seed(11)
+    scores = [float(v) for values in files.values() for v in values]
+    low, high = utils.calculate_bootstrap_ci(
+        scores, n_bootstrap=4000, ci_level=0.95, splits=[len(v) for v in files.values()]
+    )
+    assert ours.ci_low == pytest.approx(low, abs=0.015)
+    assert ours.ci_high == pytest.approx(high, abs=0.015)
+    assert ours.ci_low < ours.mean < ours.ci_high
 
 
 # --- hand-picked corners ------------------------------------------------------------------

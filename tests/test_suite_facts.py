@@ -220,7 +220,7 @@ def test_refs_scoring_id_and_a_parser_folder_note(tmp_path: Path) -> None:
         "a.pdf_baseline[pymupdf]",
         "a.pdf_baseline[vlm]",
     ]
-    assert suite.scoring_id == "olmocr-facts@r1:en"
+    assert suite.scoring_id == "olmocr-facts@r2:en"
     assert suite.describe() == {"language": "en", "latin_only": True}
     assert any("pymupdf is a registered parser" in n for n in suite.notes())
 
@@ -307,7 +307,7 @@ def test_latin_only_follows_the_language(tmp_path: Path) -> None:
     assert build(tmp_path).evaluate(CaseRef("b", "vlm"), ctx(tmp_path)).metrics["pass"] == 0.0
     (tmp_path / "suite.toml").write_text(suite_toml(["vlm"], 'language = "mixed"\n'))
     suite = build(tmp_path)
-    assert suite.scoring_id == "olmocr-facts@r1:mixed"
+    assert suite.scoring_id == "olmocr-facts@r2:mixed"
     assert suite.evaluate(CaseRef("b", "vlm"), ctx(tmp_path)).metrics["pass"] == 1.0
 
 
@@ -500,6 +500,8 @@ def test_pass_rate_is_the_mean_of_file_means_with_breakdowns() -> None:
     ]
     result = PassRateAnalysis()(rows, {}, StatsConfig(resamples=200))["s"]
     assert result["pass_rate"] == pytest.approx((2 / 3 + 0) / 2)  # worked by hand
+    # olmOCR-bench's overall_score: every decided fact's fraction of repeats, one mean.
+    assert result["micro_mean"] == pytest.approx((1 + 1 / 3 + 2 / 3 + 0) / 4)
     assert (result["n_files"], result["n_facts"]) == (2, 4)
     assert result["by_file"]["a.jsonl"] == {
         "mean": pytest.approx(2 / 3),

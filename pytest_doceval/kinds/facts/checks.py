@@ -15,6 +15,7 @@ from collections.abc import Callable
 from fuzzysearch import find_near_matches
 from rapidfuzz import fuzz
 
+from pytest_doceval.kinds.facts.markup import check_footnote, check_format
 from pytest_doceval.kinds.facts.model import (
     BaselineFact,
     Fact,
@@ -25,7 +26,6 @@ from pytest_doceval.kinds.facts.model import (
     TableFact,
     TextFact,
 )
-from pytest_doceval.kinds.facts.markup import check_footnote, check_format
 from pytest_doceval.kinds.facts.normalise import normalise_latex, normalise_text
 from pytest_doceval.kinds.facts.result import FactResult, PageOutput, as_output, quote, quote_pair
 from pytest_doceval.kinds.facts.tables import check_table

@@ -59,9 +59,8 @@ def parse_html_tables(content: str) -> list[TableData]:
                 if isinstance(raw_rowspan, str) and raw_rowspan.strip() == "0":
                     rowspan = max(1, len(rows) - index)
                 text = cell.get_text(separator="").strip()
-                line.append(
-                    CellSpec(text, rowspan, _span(cell.get("colspan")), cell.name == "th" or in_thead)
-                )
+                heading = cell.name == "th" or in_thead
+                line.append(CellSpec(text, rowspan, _span(cell.get("colspan")), heading))
             specs.append(line)
         built = build_table(specs) if specs else None
         if built is not None:

@@ -22,8 +22,8 @@ The pass runs once, as in olmOCR, and so is not idempotent: whitespace is collap
 markup steps, so ``"* one\\n* two"`` keeps both bullets (``"* one * two"``), and normalising that
 again pairs them. Repeating the pass to a fixed point would make it idempotent but would strip
 every ``*`` bullet list and ``snake_case\\nnames`` pair, which olmOCR keeps, and so move scores
-away from olmOCR-bench's; only the footnote check normalises twice, where olmOCR does. It is idempotent on text
-without ``*``, ``_``, U+FF3F and ``<`` (tests check both statements).
+away from olmOCR-bench's; only the footnote check normalises twice, where olmOCR does. It is
+idempotent on text without ``*``, ``_``, U+FF3F and ``<`` (tests check both statements).
 
 `normalise_latex` is the math facts' own normaliser (olmOCR compares LaTeX without its text
 normaliser, which would eat ``_`` subscripts): NFC, invisible characters deleted, whitespace
