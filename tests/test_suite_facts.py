@@ -23,7 +23,7 @@ from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemUnavai
 from pytest_doceval.html.codec import Chunk
 from pytest_doceval.html.model import SuiteView
 from pytest_doceval.kinds.base import CaseRef, RunContext, case_row
-from pytest_doceval.kinds.facts import FactError
+from pytest_doceval.kinds.facts import FACT_TYPES, FactError
 from pytest_doceval.kinds.facts import html as html_facts
 from pytest_doceval.kinds.facts.analyses import PassRateAnalysis
 from pytest_doceval.kinds.facts.entries import load_entries
@@ -597,4 +597,7 @@ def test_example_suite_covers_every_fact_type() -> None:
     for entry in entries.values():
         assert not isinstance(entry.fact, FactError)
         kinds[entry.fact.type] += 1
-    assert set(kinds) == {"present", "absent", "order", "table", "baseline", "math"}
+    assert set(kinds) == set(FACT_TYPES)
+    assert set(FACT_TYPES) == {
+        *("present", "absent", "order", "table", "baseline", "math", "format", "footnote")
+    }
