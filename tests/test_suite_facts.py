@@ -588,6 +588,7 @@ def test_html_renders_the_view_and_the_analysis_escaped() -> None:
     page = html_facts.pass_rate("pass_rate", analysis, suite_view)
     assert "&lt;sys&gt;" in page and "<sys>" not in page
     assert "50.0%" in page and "g.jsonl" in page and "0/1" in page
+    assert "micro mean (not the headline)" in page
 
 
 def test_example_suite_covers_every_fact_type() -> None:

@@ -73,11 +73,11 @@ def check_text(fact: TextFact, output: PageOutput) -> FactResult:
     # No length guard, as in olmOCR-bench: rapidfuzz aligns the *shorter* string inside the
     # longer, so an output (or first_n/last_n slice) shorter than the text passes "present"
     # when it is a piece of the text ("phrase" holds "a phrase"). The explanation says so.
-    short = len(content) < len(reference)
+    inside = " (the output is shorter than the text: found inside it, as olmOCR-bench does)"
+    how = inside if len(content) < len(reference) else ""
     threshold = 1.0 - fact.max_diffs / len(reference)
     score, window = _closest_window(reference, content)
     if present and score >= threshold:
-        how = " (the output is shorter than the text: found inside it)" if short else ""
         return FactResult(True, score, f"found {quote(window)} (similarity {score:.3f}){how}")
     if present:
         shown, closest = quote_pair(reference, window)
@@ -93,7 +93,7 @@ def check_text(fact: TextFact, output: PageOutput) -> FactResult:
         False,
         score,
         f"{quote(reference)} should be absent{scope} but {quote(window)} matches "
-        f"(similarity {score:.3f} >= threshold {threshold:.3f})",
+        f"(similarity {score:.3f} >= threshold {threshold:.3f}){how}",
     )
 
 
