@@ -277,3 +277,35 @@ def test_bad_input_errors_on_its_own_items_and_the_rest_runs(
         assert by_key[(case, "pymupdf")]["metrics"]["pass"] == pymupdf
         assert by_key[(case, "vlm")]["metrics"]["pass"] == vlm
     assert any("fact lines could not be used" in n for n in section(pytester)["notes"])
+
+
+def test_format_and_footnote_facts_and_the_micro_mean(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml('[tool.doceval]\nsuites = ["cases"]\n')
+    suite = write_facts_suite(pytester.path, systems=("vlm",))
+    markup = [
+        fact("m1", "format", text="Harbour report", format="heading"),
+        fact("m2", "format", text="tide gauge", format="bold"),
+        fact("m3", "footnote", page=2, marker="1", appears_before_marker="replaced in"),
+        fact("m4", "format", text="Appendix", format="underline"),
+    ]
+    (suite / "markup.jsonl").write_text("".join(line + "\n" for line in markup))
+    (suite / "vlm" / "alpha_pg2_repeat1.md").write_text(
+        "## Appendix\n\nThe south pier gauge was replaced in 2019<sup>1</sup>.\n"
+    )
+    result = pytester.runpytest("--doceval", "--tb=no")
+    result.assert_outcomes(passed=8, failed=4, errors=1)
+    rows = {r["case"]: r for r in section(pytester)["results"]}
+    assert "repeat 1: no bold text in the output" in rows["m2"]["message"]
+    assert "footnote marker '1' not found" in rows["m3"]["message"]  # repeats 2 and 3
+    assert "markup.jsonl:4: fact 'm4': field 'format' must be one of" in rows["m4"]["message"]
+    assert rows["m1"]["metrics"]["pass"] == 1.0
+    assert rows["m1"]["labels"] == {"type": "format", "file": "markup.jsonl"}
+    assert rows["m3"]["details"]["pass_fraction"] == pytest.approx(1 / 3)
+    # The micro mean (olmOCR-bench's overall_score), recomputed from the rows: every decided
+    # fact's fraction of repeats, one mean -- beside, not instead of, the mean of file means.
+    rate = section(pytester)["pass_rate"]["vlm"]
+    decided = [r for r in rows.values() if r["outcome"] in ("passed", "failed")]
+    fractions = [r["details"].get("pass_fraction", r["metrics"]["pass"]) for r in decided]
+    assert rate["micro_mean"] == pytest.approx(sum(fractions) / len(fractions))
+    assert rate["pass_rate"] == pytest.approx(mean_of_file_means(list(rows.values()), "vlm"))
+    assert rate["micro_mean"] != pytest.approx(rate["pass_rate"])

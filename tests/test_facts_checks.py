@@ -85,14 +85,19 @@ def test_absent_passes_below_threshold_and_fails_at_it() -> None:
     assert "should be absent but 'Page 3 of 10' matches" in explanation
 
 
-def test_length_guard_for_outputs_shorter_than_the_text() -> None:
-    # rapidfuzz aligns the shorter string inside the longer: " " is "found" in any phrase.
+def test_outputs_shorter_than_the_text_are_aligned_inside_it_as_olmocr_does() -> None:
+    # rapidfuzz aligns the shorter string inside the longer: " " is "found" in any phrase with a
+    # space. olmOCR-bench has no guard against this, and neither has this check (its verdicts
+    # are olmOCR-bench's); the explanation says what happened.
     assert fuzz.partial_ratio("a long phrase", " ") == 100
     present, absent = make("present", text="a long phrase"), make("absent", text="a long phrase")
-    assert run(present, "\n")[:2] == (False, 0.0)
-    assert run(absent, "\n")[:2] == (True, 0.0)
-    assert "needs at least 13" in run(present, "\n")[2]
-    # Within max_diffs of the length, the alignment decides, as in olmOCR.
+    passed, score, explanation = run(present, "\n")
+    assert (passed, score) == (True, 1.0)
+    assert "shorter than the text" in explanation
+    passed, score, explanation = run(absent, "\n")
+    assert (passed, score) == (False, 1.0)
+    assert "found inside it, as olmOCR-bench does" in explanation
+    assert run(present, "")[:2] == (False, 0.0)  # nothing aligns with an empty output
     assert run(make("present", text="hello world", max_diffs=1), "hello worl")[0] is True
 
 
@@ -114,9 +119,6 @@ def test_present_and_absent_agree_with_rapidfuzz_called_directly(
         check(present, output, latin_only=True),
         check(absent, output, latin_only=True),
     )
-    if len(content) < len(reference) - max_diffs:
-        assert (got_present.passed, got_absent.passed) == (False, True)
-        return
     expected = fuzz.partial_ratio(reference, content) / 100.0
     threshold = 1.0 - max_diffs / len(reference)
     assert got_present.score == expected == got_absent.score

@@ -13,6 +13,8 @@ from pytest_doceval.kinds.facts.model import (
     BaselineFact,
     FactError,
     FactFileError,
+    FootnoteFact,
+    FormatFact,
     MathFact,
     OrderFact,
     TableFact,
@@ -57,6 +59,12 @@ def test_each_type_parses_to_its_class_with_olmocr_defaults() -> None:
     assert isinstance(baseline, BaselineFact)
     assert (baseline.max_length, baseline.max_repeats) == (0, 30)
     assert isinstance(parse_fact(fact(type="math", math=r"x^2")), MathFact)
+    bold = parse_fact(fact(type="format", text="Results", format="bold"))
+    assert isinstance(bold, FormatFact)
+    assert (bold.format, bold.case_sensitive) == ("bold", True)
+    note = parse_fact(fact(type="footnote", marker="3", appears_after_marker=None))
+    assert isinstance(note, FootnoteFact)
+    assert (note.marker, note.appears_before_marker, note.appears_after_marker) == ("3", None, None)
 
 
 def test_optional_olmocr_fields_are_accepted() -> None:
@@ -97,6 +105,18 @@ def test_optional_olmocr_fields_are_accepted() -> None:
         (fact(type="math", math=" "), "field 'math' must not be empty"),
         (fact(type="baseline", max_repeats=0), "'max_repeats' must be a positive integer"),
         (fact(type="table", cell=["a"]), "field 'cell' must be a string"),
+        (fact(type="format", text="x"), "missing required field 'format'"),
+        (fact(type="format", text="x", format="underline"), "'heading', 'bold', 'italic'"),
+        (fact(type="format", text="**", format="bold"), "'text' is empty after normalisation"),
+        (fact(type="footnote"), "missing required field 'marker'"),
+        (fact(type="footnote", marker=""), "field 'marker' must not be empty"),
+        (fact(type="footnote", marker="1 2"), "field 'marker' must not contain a space"),
+        (fact(type="footnote", marker=1), "field 'marker' must be a string"),
+        (
+            fact(type="footnote", marker="1", appears_before_marker="<b></b>"),
+            "'appears_before_marker' is empty after normalisation",
+        ),
+        (fact(type="footnote", marker="1", text="x"), "unknown field 'text' for type"),
         ([1, 2], "expected a JSON object, got [1, 2] (list)"),
     ],
 )

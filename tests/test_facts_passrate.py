@@ -48,7 +48,7 @@ def test_interval_is_seeded_and_contains_the_estimate() -> None:
     assert first.ci_low < first.mean < first.ci_high
     assert first.mean == pass_rate(results_bool)
     assert (first.n_files, first.n_facts) == (5, sum(len(v) for v in results_bool.values()))
-    assert first.to_dict()["method"] == "bootstrap within fact files, percentile"
+    assert first.to_dict()["method"] == "bootstrap within fact files, percentile, seeded"
 
 
 def test_degenerate_files_give_a_degenerate_interval() -> None:

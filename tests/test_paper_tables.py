@@ -352,6 +352,7 @@ def test_extraction_and_facts_tables() -> None:
                 "ci_low": 0.6,
                 "ci_high": 0.9,
                 "by_type": {"present": {"mean": 0.8, "passed": 4, "total": 5}},
+                "micro_mean": 0.7,
             }
         },
     }
@@ -366,10 +367,10 @@ def test_extraction_and_facts_tables() -> None:
         assert _close(mean, float(np.mean(values)), 3)
         expected = _percentile_ci(values)
         assert _close(low, expected[0], 3) and _close(high, expected[1], 3)
-    assert fact == ["p", "0.750 [0.600, 0.900]", "0.800 (4/5)"]
-    assert (
-        "IMQ by extractor and OCR variant" in text and "| System | All [95% CI] | present |" in text
-    )
+    assert fact == ["p", "0.750 [0.600, 0.900]", "0.800 (4/5)", "0.700"]
+    assert "IMQ by extractor and OCR variant" in text
+    assert "| System | All [95% CI] | present | Micro mean |" in text
+    assert "not the headline" in text
 
 
 def test_escaping_keeps_text_literal() -> None:

@@ -22,7 +22,7 @@ from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemUnavai
 from pytest_doceval.html.codec import Chunk
 from pytest_doceval.html.model import SuiteView
 from pytest_doceval.kinds.base import CaseRef, RunContext, case_row
-from pytest_doceval.kinds.facts import FactError
+from pytest_doceval.kinds.facts import FACT_TYPES, FactError
 from pytest_doceval.kinds.facts import html as html_facts
 from pytest_doceval.kinds.facts.analyses import PassRateAnalysis
 from pytest_doceval.kinds.facts.entries import load_entries
@@ -220,7 +220,7 @@ def test_refs_scoring_id_and_a_parser_folder_note(tmp_path: Path) -> None:
         "a.pdf_baseline[pymupdf]",
         "a.pdf_baseline[vlm]",
     ]
-    assert suite.scoring_id == "olmocr-facts@r1:en"
+    assert suite.scoring_id == "olmocr-facts@r2:en"
     assert suite.describe() == {"language": "en", "latin_only": True}
     assert any("pymupdf is a registered parser" in n for n in suite.notes())
 
@@ -307,7 +307,7 @@ def test_latin_only_follows_the_language(tmp_path: Path) -> None:
     assert build(tmp_path).evaluate(CaseRef("b", "vlm"), ctx(tmp_path)).metrics["pass"] == 0.0
     (tmp_path / "suite.toml").write_text(suite_toml(["vlm"], 'language = "mixed"\n'))
     suite = build(tmp_path)
-    assert suite.scoring_id == "olmocr-facts@r1:mixed"
+    assert suite.scoring_id == "olmocr-facts@r2:mixed"
     assert suite.evaluate(CaseRef("b", "vlm"), ctx(tmp_path)).metrics["pass"] == 1.0
 
 
@@ -500,6 +500,8 @@ def test_pass_rate_is_the_mean_of_file_means_with_breakdowns() -> None:
     ]
     result = PassRateAnalysis()(rows, {}, StatsConfig(resamples=200))["s"]
     assert result["pass_rate"] == pytest.approx((2 / 3 + 0) / 2)  # worked by hand
+    # olmOCR-bench's overall_score: every decided fact's fraction of repeats, one mean.
+    assert result["micro_mean"] == pytest.approx((1 + 1 / 3 + 2 / 3 + 0) / 4)
     assert (result["n_files"], result["n_facts"]) == (2, 4)
     assert result["by_file"]["a.jsonl"] == {
         "mean": pytest.approx(2 / 3),
@@ -586,6 +588,7 @@ def test_html_renders_the_view_and_the_analysis_escaped() -> None:
     page = html_facts.pass_rate("pass_rate", analysis, suite_view)
     assert "&lt;sys&gt;" in page and "<sys>" not in page
     assert "50.0%" in page and "g.jsonl" in page and "0/1" in page
+    assert "micro mean (not the headline)" in page
 
 
 def test_example_suite_covers_every_fact_type() -> None:
@@ -595,4 +598,7 @@ def test_example_suite_covers_every_fact_type() -> None:
     for entry in entries.values():
         assert not isinstance(entry.fact, FactError)
         kinds[entry.fact.type] += 1
-    assert set(kinds) == {"present", "absent", "order", "table", "baseline", "math"}
+    assert set(kinds) == set(FACT_TYPES)
+    assert set(FACT_TYPES) == {
+        *("present", "absent", "order", "table", "baseline", "math", "format", "footnote")
+    }

@@ -7,13 +7,13 @@ olmOCR and where, and why, it differs.
 
 * `model`     -- `Fact` dataclasses, `parse_fact`, `load_facts`, `load_fact_files`, `FactError`
 * `normalise` -- `normalise_text` (olmOCR's), `normalise_latex` (math facts)
-* `checks`    -- `check` (one fact, one output) and one function per fact type
+* `checks`    -- `check` (one fact, one output) and one function per fact type; `markup` holds
+  the format and footnote checks
 * `tables`    -- markdown table parsing and the table check; `html_tables` (HTML tables) and
   `grid` (spans, neighbours, headings) beside it
-* `search`    -- approximate substring search for the order check
 * `repeats`   -- `check_repeats`: repeat outputs folded into one verdict (> half must pass)
-* `passrate`  -- `pass_rate` (mean over fact files of each file's pass fraction), its interval,
-  breakdowns by type and file
+* `passrate`  -- `pass_rate` (mean over fact files of each file's pass fraction, the headline),
+  its interval, `micro_mean` (olmOCR's ``overall_score``), breakdowns by type and file
 * `layout`    -- suite folder layout: `output_path`, `find_repeat_outputs`, `fact_files`
 """
 
@@ -30,6 +30,8 @@ from pytest_doceval.kinds.facts.model import (
     Fact,
     FactError,
     FactFileError,
+    FootnoteFact,
+    FormatFact,
     MathFact,
     OrderFact,
     TableFact,
@@ -45,6 +47,7 @@ from pytest_doceval.kinds.facts.passrate import (
     PassRate,
     breakdown_by_file,
     breakdown_by_type,
+    micro_mean,
     pass_rate,
     pass_rate_ci,
 )
@@ -58,6 +61,8 @@ __all__ = [
     "FactError",
     "FactFileError",
     "FactResult",
+    "FootnoteFact",
+    "FormatFact",
     "Group",
     "MathFact",
     "OrderFact",
@@ -76,6 +81,7 @@ __all__ = [
     "implicit_baselines",
     "load_fact_files",
     "load_facts",
+    "micro_mean",
     "normalise_latex",
     "normalise_text",
     "output_path",

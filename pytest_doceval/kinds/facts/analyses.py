@@ -7,6 +7,8 @@ engine's `pass_rate_ci` and `breakdown_by_file` (defined in `pytest_doceval.kind
   bootstrap interval that resamples facts within each file;
 * ``baseline_pass_rate``: the same figure from the baseline's verdicts on the facts measured
   now that the baseline has (None without a baseline);
+* ``micro_mean``: olmOCR-bench's ``overall_score``, the mean over all facts of each fact's
+  fraction of repeats passed -- a second figure, not the headline (`passrate.micro_mean`);
 * ``by_file``: each file's fraction (the terms of that mean);
 * ``by_type``: per fact type, the mean of each fact's fraction of repeats passed (olmOCR's
   per-type figure, which for a single output is the pass fraction).
@@ -75,14 +77,19 @@ def _type_group(fractions: list[float | None]) -> dict[str, Any]:
 @dataclass(frozen=True)
 class PassRateAnalysis:
     """``{system: {pass_rate, ci_low, ci_high, method, n_files, n_facts, confidence,
-    by_file: {file: group}, by_type: {type: group}}}`` (module docstring)."""
+    micro_mean, by_file: {file: group}, by_type: {type: group}}}`` (module docstring)."""
 
     key: str = "pass_rate"
 
     def __call__(
         self, rows: Sequence[Mapping[str, Any]], meta: Mapping[str, Any], stats_config: StatsConfig
     ) -> dict[str, Any]:
-        from pytest_doceval.kinds.facts import breakdown_by_file, pass_rate, pass_rate_ci
+        from pytest_doceval.kinds.facts import (
+            breakdown_by_file,
+            micro_mean,
+            pass_rate,
+            pass_rate_ci,
+        )
 
         out: dict[str, Any] = {}
         for name, system in sorted(_collect(rows).items()):
@@ -107,6 +114,7 @@ class PassRateAnalysis:
                 "confidence": rate.confidence,
                 "n_files": rate.n_files,
                 "n_facts": rate.n_facts,
+                "micro_mean": micro_mean(f for fs in system.by_type.values() for f in fs),
                 "by_file": {f: g.to_dict() for f, g in breakdown_by_file(by_file).items()},
                 "by_type": {t: _type_group(v) for t, v in sorted(system.by_type.items())},
             }

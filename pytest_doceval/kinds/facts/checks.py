@@ -1,4 +1,5 @@
-"""The fact checks: present, absent, order, baseline and math (table is in `tables`), and `check`.
+"""The fact checks: present, absent, order, baseline and math (table is in `tables`, format and
+footnote in `markup`), and `check`.
 
 Each follows olmOCR-bench's ``run`` method of the same test class (``olmocr/bench/tests.py``),
 with the same thresholds and comparisons, and returns a `FactResult` whose explanation a reviewer
@@ -11,11 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from fuzzysearch import find_near_matches
 from rapidfuzz import fuzz
 
+from pytest_doceval.kinds.facts.markup import check_footnote, check_format
 from pytest_doceval.kinds.facts.model import (
     BaselineFact,
     Fact,
+    FootnoteFact,
+    FormatFact,
     MathFact,
     OrderFact,
     TableFact,
@@ -23,7 +28,6 @@ from pytest_doceval.kinds.facts.model import (
 )
 from pytest_doceval.kinds.facts.normalise import normalise_latex, normalise_text
 from pytest_doceval.kinds.facts.result import FactResult, PageOutput, as_output, quote, quote_pair
-from pytest_doceval.kinds.facts.search import first_occurrence, last_occurrence
 from pytest_doceval.kinds.facts.tables import check_table
 from pytest_doceval.text.markdown import IMAGE
 
@@ -66,23 +70,15 @@ def check_text(fact: TextFact, output: PageOutput) -> FactResult:
     elif fact.last_n:
         content, scope = content[-fact.last_n :], f" (last {fact.last_n} characters)"
     present = fact.type == "present"
-    # olmOCR's length guard: partial_ratio aligns the *shorter* string inside the longer, so an
-    # output shorter than the text would be searched for inside the text ("a phrase" vs " " is
-    # 1.0). An output that cannot hold the text within max_diffs neither contains it nor fails
-    # its absence; score 0.0 keeps "present passes iff score >= threshold" true.
-    needed = len(reference) - fact.max_diffs
-    if len(content) < needed:
-        verdict = "cannot contain" if present else "is too short to contain"
-        return FactResult(
-            not present,
-            0.0,
-            f"output{scope} has {len(content)} characters and {verdict} {quote(reference)} "
-            f"(needs at least {needed})",
-        )
+    # No length guard, as in olmOCR-bench: rapidfuzz aligns the *shorter* string inside the
+    # longer, so an output (or first_n/last_n slice) shorter than the text passes "present"
+    # when it is a piece of the text ("phrase" holds "a phrase"). The explanation says so.
+    inside = " (the output is shorter than the text: found inside it, as olmOCR-bench does)"
+    how = inside if len(content) < len(reference) else ""
     threshold = 1.0 - fact.max_diffs / len(reference)
     score, window = _closest_window(reference, content)
     if present and score >= threshold:
-        return FactResult(True, score, f"found {quote(window)} (similarity {score:.3f})")
+        return FactResult(True, score, f"found {quote(window)} (similarity {score:.3f}){how}")
     if present:
         shown, closest = quote_pair(reference, window)
         return FactResult(
@@ -97,16 +93,23 @@ def check_text(fact: TextFact, output: PageOutput) -> FactResult:
         False,
         score,
         f"{quote(reference)} should be absent{scope} but {quote(window)} matches "
-        f"(similarity {score:.3f} >= threshold {threshold:.3f})",
+        f"(similarity {score:.3f} >= threshold {threshold:.3f}){how}",
     )
 
 
 def check_order(fact: OrderFact, output: PageOutput) -> FactResult:
-    """order: an occurrence of `before` (within max_diffs edits) starts before one of `after`."""
+    """order: a match of `before` (within max_diffs edits) starts before a match of `after`.
+
+    The matches are ``fuzzysearch.find_near_matches``'s, as in olmOCR-bench: one best match per
+    cluster of overlapping ones, so a string that overlaps itself in the output ("alpha" as
+    both texts of "alpha") has one start, and is not before itself.
+    """
     before, after = normalise_text(fact.before), normalise_text(fact.after)
     content = output.normalised
-    first_before = first_occurrence(before, content, fact.max_diffs)
-    last_after = last_occurrence(after, content, fact.max_diffs)
+    before_starts = [m.start for m in find_near_matches(before, content, max_l_dist=fact.max_diffs)]
+    after_starts = [m.start for m in find_near_matches(after, content, max_l_dist=fact.max_diffs)]
+    first_before = min(before_starts, default=None)
+    last_after = max(after_starts, default=None)
     for name, text, at in (("before", before, first_before), ("after", after, last_after)):
         if at is None:
             similarity, window = _closest_window(text, content)
@@ -260,4 +263,8 @@ def check(
         return check_table(fact, page)
     if isinstance(fact, BaselineFact):
         return check_baseline(fact, page, latin_only=latin_only)
+    if isinstance(fact, FormatFact):
+        return check_format(fact, page)
+    if isinstance(fact, FootnoteFact):
+        return check_footnote(fact, page)
     return check_math(fact, page, render_equal=render_equal)

@@ -6,8 +6,10 @@ markdown (`tables`) and HTML (`html_tables`) parsers both produce rows of `CellS
 A spanning cell occupies every grid position it covers and is one cell (its id is its top-left
 position). Rowspans reaching past the last row add rows, as in olmOCR. Neighbours of a cell are,
 for each row (column) it spans, the first other cell to its left/right (above/below), skipping
-empty positions; its headings are all heading cells above it in its columns (``top_heading``)
-and to its left in its rows (``left_heading``).
+empty positions. Its headings (``top_heading``, ``left_heading``) are found as olmOCR-bench finds
+them: by walking the up (left) neighbours, and theirs, to the edge of the table, through spans
+into other columns (rows); the heading cells met on the way, or, when there is none, the cells
+where the walk ends (the top row, the first column), but never the cell itself.
 """
 
 from __future__ import annotations
@@ -126,10 +128,6 @@ def _relations(
                 return [other]
         return []
 
-    def all_headings(pos: Pos, path: Iterable[Pos]) -> list[Pos]:
-        found = (grid[r][c] for r, c in path)
-        return [o for o in found if o is not None and o != pos and o in headings]
-
     out: dict[str, dict[Pos, frozenset[Pos]]] = {
         name: {} for name in ("up", "down", "left", "right", "top_heading", "left_heading")
     }
@@ -142,11 +140,37 @@ def _relations(
         for r in rows:
             found["right"] += first(pos, ((r, c) for c in range(c1 + 1, width)))
             found["left"] += first(pos, ((r, c) for c in range(c0 - 1, -1, -1)))
-            found["left_heading"] += all_headings(pos, ((r, c) for c in range(c0 - 1, -1, -1)))
         for c in cols:
             found["down"] += first(pos, ((r, c) for r in range(r1 + 1, height)))
             found["up"] += first(pos, ((r, c) for r in range(r0 - 1, -1, -1)))
-            found["top_heading"] += all_headings(pos, ((r, c) for r in range(r0 - 1, -1, -1)))
         for name, positions in found.items():
             out[name][pos] = frozenset(positions)
+    for pos in cells:
+        out["top_heading"][pos] = _walk_headings(pos, out["up"], headings)
+        out["left_heading"][pos] = _walk_headings(pos, out["left"], headings)
     return out
+
+
+def _walk_headings(
+    start: Pos, step: dict[Pos, frozenset[Pos]], headings: set[Pos]
+) -> frozenset[Pos]:
+    """The heading cells reachable from `start` along `step` (up or left neighbours), or, if
+    none, the cells where the walk stops; `start` itself is never one (module docstring)."""
+    found: set[Pos] = set()
+    ends: set[Pos] = set()
+    seen: set[Pos] = set()
+    to_visit = {start}
+    while to_visit:
+        cell = to_visit.pop()
+        if cell in seen:
+            continue
+        seen.add(cell)
+        if cell in headings:
+            found.add(cell)
+        if step[cell]:
+            to_visit |= step[cell]
+        else:
+            ends.add(cell)
+    found.discard(start)
+    ends.discard(start)
+    return frozenset(found or ends)

@@ -94,14 +94,17 @@ def pass_rate(key: str, value: Any, view: SuiteView) -> str:
             f'<td class="num">{interval}</td>'
             f'<td class="num">{_percent(entry.get("baseline_pass_rate"))}</td>'
             f'<td class="num">{fmt_int(entry.get("n_files"))}</td>'
-            f'<td class="num">{fmt_int(entry.get("n_facts"))}</td></tr>'
+            f'<td class="num">{fmt_int(entry.get("n_facts"))}</td>'
+            f'<td class="num">{_percent(entry.get("micro_mean"))}</td></tr>'
         )
     method = next((str(e["method"]) for e in systems.values() if e.get("method")), "")
     return (
         "<h3>Pass rate (olmOCR-bench: the mean over fact files of each file's pass rate)</h3>"
         + (f'<p class="legend">interval: {esc(method)}</p>' if method else "")
         + '<table class="generic"><thead><tr><th>system</th><th>pass rate</th><th>CI</th>'
-        "<th>baseline</th><th>files</th><th>facts</th></tr></thead>"
+        "<th>baseline</th><th>files</th><th>facts</th>"
+        '<th title="olmOCR-bench\'s overall_score: the mean over all facts, not its headline">'
+        "micro mean (not the headline)</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
         + _groups_table(
             "By fact type (mean fraction of repeats passed)",

@@ -30,6 +30,8 @@ __all__ = [
     "Fact",
     "FactError",
     "FactFileError",
+    "FootnoteFact",
+    "FormatFact",
     "MathFact",
     "OrderFact",
     "TableFact",
@@ -145,7 +147,32 @@ class MathFact(_FactBase):
     ignore_dollar_delimited: bool = False
 
 
-Fact = TextFact | OrderFact | TableFact | BaselineFact | MathFact
+FORMATS = ("heading", "bold", "italic")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FormatFact(_FactBase):
+    """``format``: `text` is inside a heading, a bold span or an italic span (`format`)."""
+
+    type: Literal["format"]
+    text: str
+    format: Literal["heading", "bold", "italic"]
+    case_sensitive: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class FootnoteFact(_FactBase):
+    """``footnote``: `marker` appears as ``[^marker]``, ``<sup>marker</sup>`` or Unicode
+    superscript digits, with `appears_before_marker` ending just before one occurrence and
+    `appears_after_marker` starting just after one (each checked only when given)."""
+
+    type: Literal["footnote"]
+    marker: str
+    appears_before_marker: str | None = None
+    appears_after_marker: str | None = None
+
+
+Fact = TextFact | OrderFact | TableFact | BaselineFact | MathFact | FormatFact | FootnoteFact
 
 _CLASS_OF_TYPE: dict[str, type[Fact]] = {
     "present": TextFact,
@@ -154,12 +181,16 @@ _CLASS_OF_TYPE: dict[str, type[Fact]] = {
     "table": TableFact,
     "baseline": BaselineFact,
     "math": MathFact,
+    "format": FormatFact,
+    "footnote": FootnoteFact,
 }
 FACT_TYPES: tuple[str, ...] = tuple(_CLASS_OF_TYPE)
 
 # Per field: the JSON types accepted (bool is excluded from int explicitly below), whether null
 # is accepted, and, for null, the value it stands for.
-_STRING_FIELDS = {"pdf", "id", "text", "before", "after", "cell", "math", "url"}
+_STRING_FIELDS = {"pdf", "id", "text", "before", "after", "cell", "math", "url", "marker"}
+# olmOCR skips these checks when the field is null or "" (``if self.appears_before_marker:``).
+_FOOTNOTE_CONTEXT = {"appears_before_marker", "appears_after_marker"}
 _RELATION_FIELDS = set(TableFact.RELATIONS)  # olmOCR treats null like "" (not checked)
 _BOOL_FIELDS = {
     "case_sensitive",
@@ -168,7 +199,7 @@ _BOOL_FIELDS = {
     "check_disallowed_characters",
     "ignore_dollar_delimited",
 }
-_OPTIONAL = {"checked", "url", "first_n", "last_n", "max_length"}
+_OPTIONAL = {"checked", "url", "first_n", "last_n", "max_length", *_FOOTNOTE_CONTEXT}
 _PROVENANCE = {"file", "line"}
 
 
@@ -187,10 +218,14 @@ def _field_error(name: str, value: Any) -> str | None:
     """Why `value` cannot be field `name`, or None when it can."""
     if value is None and (name in _OPTIONAL or name in _RELATION_FIELDS):
         return None
-    if name in _STRING_FIELDS or name in _RELATION_FIELDS:
+    if name in _STRING_FIELDS or name in _RELATION_FIELDS or name in _FOOTNOTE_CONTEXT:
         return None if isinstance(value, str) else f"must be a string, got {_describe(value)}"
     if name in _BOOL_FIELDS:
         return None if isinstance(value, bool) else f"must be true or false, got {_describe(value)}"
+    if name == "format":
+        if value in FORMATS:
+            return None
+        return f"must be one of {', '.join(map(repr, FORMATS))}, got {_describe(value)}"
     if name == "checked":
         if value in ("verified", "rejected"):
             return None
@@ -208,8 +243,10 @@ def _semantic_error(fact: Fact) -> str | None:
         return "field 'pdf' must not be empty"
     if not fact.id:
         return "field 'id' must not be empty"
-    if isinstance(fact, TextFact) and not normalise_text(fact.text).strip():
+    if isinstance(fact, TextFact | FormatFact) and not normalise_text(fact.text).strip():
         return "field 'text' is empty after normalisation"
+    if isinstance(fact, FootnoteFact):
+        return _footnote_error(fact)
     if isinstance(fact, OrderFact):
         before, after = normalise_text(fact.before), normalise_text(fact.after)
         if not before.strip() or not after.strip():
@@ -223,6 +260,20 @@ def _semantic_error(fact: Fact) -> str | None:
             )
     if isinstance(fact, MathFact) and not fact.math.strip():
         return "field 'math' must not be empty"
+    return None
+
+
+def _footnote_error(fact: FootnoteFact) -> str | None:
+    """olmOCR's FootnoteTest rules: a marker without a space; context texts, when given, not
+    blank once normalised."""
+    if not fact.marker:
+        return "field 'marker' must not be empty"
+    if " " in fact.marker:  # olmOCR refuses only the space character, not tabs or newlines
+        return f"field 'marker' must not contain a space, got {_describe(fact.marker)}"
+    for name in sorted(_FOOTNOTE_CONTEXT):
+        value = getattr(fact, name)
+        if value and not normalise_text(value).strip():
+            return f"field {name!r} is empty after normalisation"
     return None
 
 

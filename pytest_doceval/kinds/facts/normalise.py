@@ -1,27 +1,29 @@
 """olmOCR-bench's text normalisation, applied to page outputs and fact strings before matching.
 
 `normalise_text` is one pass of olmOCR-bench's ``normalize_text`` (allenai/olmocr,
-``olmocr/bench/tests.py``) in its order, plus the issue's removal of invisible characters:
+``olmocr/bench/tests.py`` at f7cfe4c), step for step, so that every verdict is olmOCR-bench's:
 
-1. zero-width and other invisible format characters are deleted (`INVISIBLE`; not in the olmOCR
-   versions read, asked for by the issue). This runs first so that ``**\\u200bword**`` still
-   loses its bold markers;
-2. ``<br>`` and ``<br/>`` become a space;
-3. bold markup is stripped: ``**x**``, ``__x__``, ``<b>``/``</b>`` and ``<i>``/``</i>`` tags;
-4. italic markup is stripped: ``*x*`` and ``_x_``, within one line (``.`` does not cross a
-   newline, so a lone ``*`` bullet does not pair with one three paragraphs later);
-5. every run of whitespace (Python's Unicode ``\\s``, so NBSP and the U+2000 spaces too) becomes
+1. ``<br>`` and ``<br/>`` become a space;
+2. bold markup is stripped: ``**x**``, ``__x__``, ``<b>``/``</b>`` and ``<i>``/``</i>`` tags;
+3. paired markup is stripped again, bold (``**x**``, ``__x__``) then italic (``*x*``, ``_x_``),
+   within one line (``.`` does not cross a newline, so a lone ``*`` bullet does not pair with one
+   three paragraphs later);
+4. every run of whitespace (Python's Unicode ``\\s``, so NBSP and the U+2000 spaces too) becomes
    one space;
-6. Unicode NFC;
-7. curly quotes to ASCII quotes, the dashes U+2011, U+2012, U+2013, U+2014 and U+2212 to ``-``,
+5. Unicode NFC;
+6. curly quotes to ASCII quotes, the dashes U+2011, U+2012, U+2013, U+2014 and U+2212 to ``-``,
    fullwidth low line to ``_``, micro sign U+00B5 to Greek mu U+03BC.
+
+Invisible characters (zero-width space, soft hyphen, BOM: `INVISIBLE`) are kept, as olmOCR-bench
+keeps them: ``exam\\u00adple`` is one edit away from ``example``. (Until scoring revision 2 they
+were deleted first; that made some facts pass here that fail in olmOCR-bench.)
 
 The pass runs once, as in olmOCR, and so is not idempotent: whitespace is collapsed after the
 markup steps, so ``"* one\\n* two"`` keeps both bullets (``"* one * two"``), and normalising that
 again pairs them. Repeating the pass to a fixed point would make it idempotent but would strip
 every ``*`` bullet list and ``snake_case\\nnames`` pair, which olmOCR keeps, and so move scores
-away from olmOCR-bench's; no check here normalises a string twice. It is idempotent on text
-without ``*``, ``_``, U+FF3F and ``<`` (tests check both statements).
+away from olmOCR-bench's; only the footnote check normalises twice, where olmOCR does. It is
+idempotent on text without ``*``, ``_``, U+FF3F and ``<`` (tests check both statements).
 
 `normalise_latex` is the math facts' own normaliser (olmOCR compares LaTeX without its text
 normaliser, which would eat ``_`` subscripts): NFC, invisible characters deleted, whitespace
@@ -37,8 +39,8 @@ import unicodedata
 
 __all__ = ["INVISIBLE", "normalise_latex", "normalise_text"]
 
-# Zero-width and invisible format characters. Python's `\s` does not match any of them (they are
-# category Cf, not whitespace), so without this step "A\u200bB" and "AB" never match exactly.
+# Zero-width and invisible format characters, deleted from LaTeX (`normalise_latex`): they never
+# change how math renders. Python's `\s` does not match any of them (category Cf).
 INVISIBLE = frozenset(
     {
         "\u00ad",  # soft hyphen: invisible unless at a line break, common in PDF text layers
@@ -88,7 +90,6 @@ _ASCII_FOLD = str.maketrans(
 
 def normalise_text(text: str) -> str:
     """olmOCR-bench's normalisation of `text`: one pass of the steps in the module docstring."""
-    text = text.translate(_DELETE_INVISIBLE)
     text = _BR.sub(" ", text)
     text = _BOLD_STARS.sub(r"\1", text)
     text = _BOLD_UNDERSCORES.sub(r"\1", text)
