@@ -7,15 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_doceval.metrics.spec import specs_from_section
 from pytest_doceval.paper import (
     Cell,
     PaperTable,
     flag_note,
-    flag_reasons,
     percent,
     points,
     with_ci,
 )
+from pytest_doceval.rows import flag_reasons
 
 TABLE3_NOTE = (
     "Note: Body CER excludes the References section from the extracted text, as the ground "
@@ -48,10 +49,16 @@ def _cell(
     system: str,
     metrics: tuple[str, ...],
     seen: dict[str, dict[str, None]],
+    section: Mapping[str, Any],
 ) -> Cell:
+    """A cell marked where the report's summary marks the value: `system`'s rows flag a
+    metric, and they dominate it if its `MetricSpec.flag_dominance` asks so."""
+    specs = specs_from_section(section)
     flagged = False
     for metric in metrics:
-        reasons = flag_reasons(rows, metric, system)
+        spec = specs.get(metric)
+        dominance = spec.flag_dominance if spec else None
+        reasons = flag_reasons(rows, metric, [system], dominance=dominance).get(system, {})
         if reasons:
             flagged = True
             seen.setdefault(metric, {}).update(dict.fromkeys(reasons))
@@ -75,9 +82,9 @@ def table3(section: Mapping[str, Any]) -> list[PaperTable]:
         table.rows.append(
             [
                 Cell(system),
-                _cell(percent(body.get("mean")), rows, system, ("body_cer",), seen),
-                _cell(percent(full.get("mean")), rows, system, ("cer",), seen),
-                _cell(points(delta), rows, system, ("refs_delta",), seen),
+                _cell(percent(body.get("mean")), rows, system, ("body_cer",), seen, section),
+                _cell(percent(full.get("mean")), rows, system, ("cer",), seen, section),
+                _cell(points(delta), rows, system, ("refs_delta",), seen, section),
             ]
         )
     if not table.rows:
@@ -108,7 +115,7 @@ def per_parser(section: Mapping[str, Any]) -> list[PaperTable]:
         entry = aggregates[system]
         cells = [Cell(system)]
         for _, metric in columns:
-            cells.append(_cell(with_ci(entry.get(metric)), rows, system, (metric,), seen))
+            cells.append(_cell(with_ci(entry.get(metric)), rows, system, (metric,), seen, section))
         n = max((e.get("n", 0) for e in entry.values() if isinstance(e, Mapping)), default=0)
         table.rows.append([*cells, Cell(str(n))])
     lower = [t for t, m in columns if m in ("cer", "wer")]

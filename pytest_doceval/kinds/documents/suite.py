@@ -15,7 +15,7 @@ is not a registered parser but has ``outputs/<name>.md`` in the cases is a preco
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,11 +34,17 @@ from pytest_doceval.kinds.documents.chunks import (
     embeddings_key,
     embeddings_stage,
 )
+from pytest_doceval.kinds.documents.insertions import (
+    CER_DOMINANCE,
+    INSERTIONS_EXCEED_TRUTH,
+    insertion_note,
+)
 from pytest_doceval.kinds.documents.paper import per_parser, table3
 from pytest_doceval.kinds.documents.scope import split_body_references
 from pytest_doceval.kinds.documents.structure import structure_score
 from pytest_doceval.kinds.documents.tables import TABLE_METRICS, score_tables
 from pytest_doceval.kinds.views import output_change
+from pytest_doceval.metrics.ned import ned_counts
 from pytest_doceval.metrics.spec import RATE, SHARE, MetricSpec
 from pytest_doceval.metrics.text import (
     ErrorCounts,
@@ -66,7 +72,9 @@ OCR_WITHOUT_KOREAN = ("rapidocr",)
 # fixed against seed 002 (footnotes, e-mail links, author-year, HTML tags, C1 controls).
 # r3: Boundary Coherence counts only anchored cuts (the output's text on both sides of a cut
 # must be the truth's there), so unrelated or degenerate outputs no longer score by chance.
-SCORING_REVISION = 3
+# r4: the references cut recognises numbered, deeper, other-case and other-word headings
+# (`7. REFERENCES`, `#### References`, `Works Cited`, `참고문헌`): body_cer moves; ned added.
+SCORING_REVISION = 4
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,8 @@ class DocumentScore:
     counts: dict[str, dict[str, int]]
     structure_counts: dict[str, dict[str, int]]
     diff: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+    flags: dict[str, list[str]] = field(default_factory=dict)
 
 
 def score_document(truth: str, output: str, *, language: str, normalization: str) -> DocumentScore:
@@ -82,8 +92,10 @@ def score_document(truth: str, output: str, *, language: str, normalization: str
 
     ``cer``/``wer`` after the profile; ``cer_raw`` after unified line endings and NFC only;
     ``body_cer`` on both texts cut before their references section (split before normalising,
-    since normalising removes the markers); ``refs_delta`` = cer - body_cer; structure P/R/F1
-    on the markdown itself. An empty truth (a blank page) is scored: see `ErrorCounts.rate`.
+    since normalising removes the markers); ``refs_delta`` = cer - body_cer; ``ned`` = CER's
+    edits over the longer normalised text (`metrics.ned`); structure P/R/F1 on the markdown
+    itself. A truth empty after normalisation is scored: see `ErrorCounts.rate`; insertions
+    beyond the truth's length get a note and a ``cer`` flag (`insertions`).
     """
     profile = get_profile(normalization)
     tokenise = tokeniser_for(language)
@@ -94,8 +106,10 @@ def score_document(truth: str, output: str, *, language: str, normalization: str
     raw = character_errors(truth_raw.strip(), output_raw.strip())
     body = _body_errors(truth, output, profile, full=chars.counts, truth_norm=truth_norm)
     structure = structure_score(truth_raw, output_raw)
+    ned = ned_counts(chars.counts, len(output_norm))
     metrics = {
         "cer": chars.counts.rate,
+        "ned": ned.rate,
         "wer": words.rate,
         "cer_raw": raw.rate,
         "body_cer": body.rate,
@@ -104,6 +118,7 @@ def score_document(truth: str, output: str, *, language: str, normalization: str
     }
     counts = {
         "cer": chars.counts.to_dict(),
+        "ned": ned.to_dict(),
         "wer": words.to_dict(),
         "cer_raw": raw.to_dict(),
         "body_cer": body.to_dict(),
@@ -112,7 +127,12 @@ def score_document(truth: str, output: str, *, language: str, normalization: str
         "all": structure.overall.to_dict(),
         **{kind: c.to_dict() for kind, c in structure.by_type.items()},
     }
-    return DocumentScore(metrics, counts, structure_counts, {"metric": "cer", "ops": chars.ops})
+    diff = {"metric": "cer", "ops": chars.ops}
+    note = insertion_note(chars.counts)
+    if note is None:
+        return DocumentScore(metrics, counts, structure_counts, diff)
+    flags = {"cer": [INSERTIONS_EXCEED_TRUTH]}
+    return DocumentScore(metrics, counts, structure_counts, diff, [note], flags)
 
 
 def _body_errors(
@@ -127,8 +147,8 @@ def _body_errors(
     return character_errors(truth_body, profile(output_split.body))
 
 
-def _rate(description: str, counts: str) -> MetricSpec:
-    return MetricSpec("lower", counts=counts, description=description, bounds=RATE)
+def _rate(description: str, counts: str, **more: Any) -> MetricSpec:
+    return MetricSpec("lower", counts=counts, description=description, bounds=RATE, **more)
 
 
 class DocumentsSuite(Suite):
@@ -137,7 +157,19 @@ class DocumentsSuite(Suite):
     paper_tables: ClassVar[tuple[TableBuilder, ...]] = (table3, per_parser)
     html_views: ClassVar[Mapping[str, ViewRenderer]] = {"tables": html.tables}
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
-        "cer": _rate("character error rate after the normalisation profile (seed 002)", "cer"),
+        "cer": _rate(
+            "character error rate after the normalisation profile (seed 002); unbounded: "
+            "insertions on a short truth can exceed 1",
+            "cer",
+            flag_dominance=CER_DOMINANCE,
+        ),
+        "ned": MetricSpec(
+            "lower",
+            counts="ned",
+            bounds=SHARE,
+            description="normalised edit distance: CER's edits / the longer normalised text, "
+            "in [0, 1] (OmniDocBench's text metric)",
+        ),
         "wer": _rate("word error rate, tokenised for the suite's language", "wer"),
         "body_cer": _rate("CER of the bodies, both cut before their references", "body_cer"),
         "cer_raw": _rate("CER after Unicode NFC only (no fair normalisation)", "cer_raw"),
@@ -266,6 +298,11 @@ class DocumentsSuite(Suite):
     def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
         case_dir = self.spec.path / ref.case
         truth = read_text(case_dir / TRUTH, "truth file")
+        if not truth.strip():
+            raise CaseInputError(
+                f"{case_dir / TRUTH}: truth file is empty (nothing but whitespace): there is no "
+                "text to score against; write the page's text, or remove the case"
+            )
         notes: list[str] = []
         views: dict[str, Any] = {}
         if ref.system in self.parsers:
@@ -328,8 +365,8 @@ class DocumentsSuite(Suite):
             },
             fingerprint=fingerprint,
             cache_key=key,
-            notes=notes + tables.notes,
-            flags=chunks.flags,
+            notes=notes + score.notes + tables.notes,
+            flags={**score.flags, **chunks.flags},
         )
 
     def stages(self, ref: CaseRef, ctx: RunContext) -> list[Stage]:
