@@ -86,18 +86,40 @@ def is_measured(row: Mapping[str, Any]) -> bool:
 
 
 def flag_reasons(
-    rows: Iterable[Mapping[str, Any]], metric: str, systems: Collection[str] | None = None
+    rows: Iterable[Mapping[str, Any]],
+    metric: str,
+    systems: Collection[str] | None = None,
+    *,
+    dominance: float | None = None,
 ) -> dict[str, dict[str, int]]:
     """{system: {reason: cases}} of measured rows flagged on `metric` (``row["flags"]``,
-    metric -> reasons its value may mislead), for `systems` only when given."""
+    metric -> reasons its value may mislead), for `systems` only when given. With `dominance`
+    (`MetricSpec.flag_dominance`), a system is listed only when its flagged rows carry more
+    than that share of the sum of its rows' values of `metric`."""
     out: dict[str, dict[str, int]] = {}
+    flagged_sum: dict[str, float] = {}
+    total_sum: dict[str, float] = {}
     for row in rows:
         if not is_measured(row) or (systems is not None and row["system"] not in systems):
             continue
-        for reason in (row.get("flags") or {}).get(metric, []):
-            counts = out.setdefault(row["system"], {})
+        system = row["system"]
+        reasons = (row.get("flags") or {}).get(metric, [])
+        if dominance is not None:
+            value = (row.get("metrics") or {}).get(metric)
+            if isinstance(value, (int, float)) and math.isfinite(value):
+                total_sum[system] = total_sum.get(system, 0.0) + value
+                if reasons:
+                    flagged_sum[system] = flagged_sum.get(system, 0.0) + value
+        for reason in reasons:
+            counts = out.setdefault(system, {})
             counts[reason] = counts.get(reason, 0) + 1
-    return out
+    if dominance is None:
+        return out
+    return {
+        system: counts
+        for system, counts in out.items()
+        if flagged_sum.get(system, 0.0) > dominance * total_sum.get(system, 0.0)
+    }
 
 
 # The report's mark on a value some of whose cases are flagged, in every table that compares it.

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_doceval.cli import main as doceval
+from pytest_doceval.kinds.documents.suite import SCORING_REVISION
 from tests.conftest import read_report, write_suite
 
 pytest_plugins = ["pytester"]
@@ -114,9 +115,9 @@ def test_merge_refuses_overlap_mismatch_and_missing_shards(
     first, second = variant("s1.json", "1/2"), variant("s2.json", "2/2")
     assert doceval(["merge", first, second, "-o", out]) == 2
     assert "overlapping shards: tides/c00[sys] is in both" in capsys.readouterr().err
-    other = variant("s3.json", "2/2", scoring_id="plain-v1@r3", results=[])
+    other = variant("s3.json", "2/2", scoring_id="plain-v1@r0", results=[])
     assert doceval(["merge", first, other, "-o", out]) == 2
-    assert "scoring_id 'fair-v1@r3' vs 'plain-v1@r3'" in capsys.readouterr().err
+    assert f"scoring_id 'fair-v1@r{SCORING_REVISION}' vs 'plain-v1@r0'" in capsys.readouterr().err
     of_three = [variant("t1.json", "1/3"), variant("t3.json", "3/3", results=[])]
     assert doceval(["merge", *of_three, "-o", out]) == 2
     assert "incomplete set of shards: missing 2/3" in capsys.readouterr().err

@@ -105,7 +105,7 @@ class AllPairs:
         out: list[dict[str, Any]] = []
         for metric in sorted(headline(specs)):
             by_system = values_by_system(rows, metric)
-            flagged = flag_reasons(rows, metric)
+            flagged = flag_reasons(rows, metric, dominance=specs[metric].flag_dominance)
             for row in pairwise_rows(by_system, metric, specs[metric], stats_config):
                 marks = {s: flagged[s] for s in (row["a"], row["b"]) if s in flagged}
                 out.append({**row, "flagged": marks} if marks else row)

@@ -31,6 +31,7 @@ class MetricSpecEntry(TypedDict):
     binary: bool
     description: str
     bounds: list[float | None]  # [low, high]; None for an open side
+    flag_dominance: float | None
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,10 @@ class MetricSpec:
     ``description``: one line for the HTML legend. ``bounds``: the metric's possible range
     (None for unbounded); a confidence interval is clipped to it, since a t-based interval
     of a share near 1 would otherwise report an upper bound above 1.
+    ``flag_dominance``: unset, any case flagged on the metric marks a system's value (†); set
+    to a share s, the value is marked only when its flagged cases carry more than s of the sum
+    of its per-case values (`rows.flag_reasons`): for a flag that warns of cases able to own a
+    mean (one blank page's CER of 40 beside pages at 0.1), not of every case being suspect.
     """
 
     direction: Direction
@@ -60,6 +65,7 @@ class MetricSpec:
     # model): a gate on it passes those rows instead of failing them as unmeasured. Only a
     # live run's gates read it, so a report does not carry it.
     optional: bool = False
+    flag_dominance: float | None = None
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:
@@ -76,6 +82,7 @@ class MetricSpec:
             "binary": self.binary,
             "description": self.description,
             "bounds": list(self.bounds),
+            "flag_dominance": self.flag_dominance,
         }
 
     def clip(self, value: float) -> float:
@@ -99,6 +106,7 @@ class MetricSpec:
             binary=bool(data.get("binary", False)),
             description=str(data.get("description", "")),
             bounds=_bounds(data.get("bounds")),
+            flag_dominance=_share(data.get("flag_dominance")),
         )
 
 
@@ -110,6 +118,10 @@ def _bounds(value: Any) -> Bounds:
             None if high is None else float(high),
         )
     return (None, None)
+
+
+def _share(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def _is_pattern(name: str) -> bool:

@@ -42,7 +42,7 @@ def aggregates(
     metric (``row["flags"]``)."""
     out: dict[str, dict[str, Aggregate]] = {}
     for metric, spec in specs.items():
-        flagged = flag_reasons(rows, metric)
+        flagged = flag_reasons(rows, metric, dominance=spec.flag_dominance)
         for system, cases in values_by_system(rows, metric).items():
             ordered = [cases[c] for c in sorted(cases)]
             entry = aggregate_entry(metric_interval(ordered, spec, config))
@@ -100,7 +100,7 @@ def baseline_deltas(
         current = values_by_system(rows, metric)
         baseline = values_by_system(rows, metric, source="baseline")
         direction = specs[metric].direction
-        flagged = flag_reasons(rows, metric)
+        flagged = flag_reasons(rows, metric, dominance=specs[metric].flag_dominance)
         for system in sorted(current):
             common = sorted(set(current[system]) & set(baseline.get(system, {})))
             if not common:

@@ -81,7 +81,8 @@ def compare_reports(
         for metric in names:
             before = values_by_system(a["results"], metric)
             after = values_by_system(b["results"], metric)
-            flagged = flag_reasons(b["results"], metric)  # as the newer report flags them
+            # As the newer report flags them.
+            flagged = flag_reasons(b["results"], metric, dominance=specs[metric].flag_dominance)
             for system in sorted(set(before) & set(after)):
                 cases = sorted(set(before[system]) & set(after[system]))
                 if not cases:

@@ -8,16 +8,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_doceval.kinds.analyses import values_by_system
+from pytest_doceval.metrics.spec import specs_from_section
 from pytest_doceval.paper import (
     Cell,
     PaperTable,
     flag_note,
-    flag_reasons,
     interval_note,
     percent,
     points,
     seed_interval,
 )
+from pytest_doceval.rows import flag_reasons
 
 TABLE3_NOTE = (
     "Note: Body CER excludes the References section from the extracted text, as the ground "
@@ -50,10 +51,16 @@ def _cell(
     system: str,
     metrics: tuple[str, ...],
     seen: dict[str, dict[str, None]],
+    section: Mapping[str, Any],
 ) -> Cell:
+    """A cell marked where the report's summary marks the value: `system`'s rows flag a
+    metric, and they dominate it if its `MetricSpec.flag_dominance` asks so."""
+    specs = specs_from_section(section)
     flagged = False
     for metric in metrics:
-        reasons = flag_reasons(rows, metric, system)
+        spec = specs.get(metric)
+        dominance = spec.flag_dominance if spec else None
+        reasons = flag_reasons(rows, metric, [system], dominance=dominance).get(system, {})
         if reasons:
             flagged = True
             seen.setdefault(metric, {}).update(dict.fromkeys(reasons))
@@ -77,9 +84,9 @@ def table3(section: Mapping[str, Any]) -> list[PaperTable]:
         table.rows.append(
             [
                 Cell(system),
-                _cell(percent(body.get("mean")), rows, system, ("body_cer",), seen),
-                _cell(percent(full.get("mean")), rows, system, ("cer",), seen),
-                _cell(points(delta), rows, system, ("refs_delta",), seen),
+                _cell(percent(body.get("mean")), rows, system, ("body_cer",), seen, section),
+                _cell(percent(full.get("mean")), rows, system, ("cer",), seen, section),
+                _cell(points(delta), rows, system, ("refs_delta",), seen, section),
             ]
         )
     if not table.rows:
@@ -115,7 +122,9 @@ def per_parser(section: Mapping[str, Any]) -> list[PaperTable]:
             cases = per_case[metric].get(system, {})
             values = [cases[c] for c in sorted(cases)]
             n = max(n, len(values))
-            cells.append(_cell(seed_interval(values, section), rows, system, (metric,), seen))
+            cells.append(
+                _cell(seed_interval(values, section), rows, system, (metric,), seen, section)
+            )
         table.rows.append([*cells, Cell(str(n))])
     lower = [t for t, m in columns if m in ("cer", "wer")]
     table.notes = [

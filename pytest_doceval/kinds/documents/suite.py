@@ -34,18 +34,13 @@ from pytest_doceval.kinds.documents.chunks import (
     embeddings_key,
     embeddings_stage,
 )
+from pytest_doceval.kinds.documents.document_score import score_document
+from pytest_doceval.kinds.documents.insertions import CER_DOMINANCE
 from pytest_doceval.kinds.documents.paper import per_parser, table3
-from pytest_doceval.kinds.documents.scope import split_body_references
-from pytest_doceval.kinds.documents.structure import structure_score
 from pytest_doceval.kinds.documents.tables import TABLE_METRICS, score_tables
 from pytest_doceval.kinds.views import output_change
 from pytest_doceval.metrics.spec import RATE, SHARE, MetricSpec
-from pytest_doceval.metrics.text import (
-    ErrorCounts,
-    character_alignment,
-    character_errors,
-    word_errors,
-)
+from pytest_doceval.metrics.text import character_alignment
 from pytest_doceval.models.embeddings import Embedder
 from pytest_doceval.paper import TableBuilder
 from pytest_doceval.results import CaseResult
@@ -53,8 +48,8 @@ from pytest_doceval.store import file_digest
 from pytest_doceval.systems import Parser, SystemEnv
 from pytest_doceval.systems.base import RefiningParser, run_system
 from pytest_doceval.systems.staged import parse_file, parse_stages
-from pytest_doceval.text.normalise import PROFILES, RAW, Profile, get_profile
-from pytest_doceval.text.tokenise import LANGUAGES, tokeniser_for
+from pytest_doceval.text.normalise import PROFILES
+from pytest_doceval.text.tokenise import LANGUAGES
 
 DOCUMENT = "document.pdf"
 TRUTH = "truth.md"
@@ -66,69 +61,13 @@ OCR_WITHOUT_KOREAN = ("rapidocr",)
 # fixed against seed 002 (footnotes, e-mail links, author-year, HTML tags, C1 controls).
 # r3: Boundary Coherence counts only anchored cuts (the output's text on both sides of a cut
 # must be the truth's there), so unrelated or degenerate outputs no longer score by chance.
-SCORING_REVISION = 3
+# r4: the references cut recognises numbered, deeper, other-case and other-word headings
+# (`7. REFERENCES`, `#### References`, `Works Cited`, `참고문헌`): body_cer moves; ned added.
+SCORING_REVISION = 4
 
 
-@dataclass(frozen=True)
-class DocumentScore:
-    metrics: dict[str, float]
-    counts: dict[str, dict[str, int]]
-    structure_counts: dict[str, dict[str, int]]
-    diff: dict[str, Any]
-
-
-def score_document(truth: str, output: str, *, language: str, normalization: str) -> DocumentScore:
-    """Every documents metric for one output against its truth (seeds 000 and 002).
-
-    ``cer``/``wer`` after the profile; ``cer_raw`` after unified line endings and NFC only;
-    ``body_cer`` on both texts cut before their references section (split before normalising,
-    since normalising removes the markers); ``refs_delta`` = cer - body_cer; structure P/R/F1
-    on the markdown itself. An empty truth (a blank page) is scored: see `ErrorCounts.rate`.
-    """
-    profile = get_profile(normalization)
-    tokenise = tokeniser_for(language)
-    truth_norm, output_norm = profile(truth), profile(output)
-    chars = character_alignment(truth_norm, output_norm)
-    words = word_errors(tokenise(truth_norm), tokenise(output_norm))
-    truth_raw, output_raw = RAW(truth), RAW(output)
-    raw = character_errors(truth_raw.strip(), output_raw.strip())
-    body = _body_errors(truth, output, profile, full=chars.counts, truth_norm=truth_norm)
-    structure = structure_score(truth_raw, output_raw)
-    metrics = {
-        "cer": chars.counts.rate,
-        "wer": words.rate,
-        "cer_raw": raw.rate,
-        "body_cer": body.rate,
-        "refs_delta": chars.counts.rate - body.rate,
-        **structure.metrics(),
-    }
-    counts = {
-        "cer": chars.counts.to_dict(),
-        "wer": words.to_dict(),
-        "cer_raw": raw.to_dict(),
-        "body_cer": body.to_dict(),
-    }
-    structure_counts = {
-        "all": structure.overall.to_dict(),
-        **{kind: c.to_dict() for kind, c in structure.by_type.items()},
-    }
-    return DocumentScore(metrics, counts, structure_counts, {"metric": "cer", "ops": chars.ops})
-
-
-def _body_errors(
-    truth: str, output: str, profile: Profile, *, full: ErrorCounts, truth_norm: str
-) -> ErrorCounts:
-    """Body CER counts: both texts cut before their references. When neither text has a
-    references section the bodies are the full texts, and so are the counts."""
-    truth_split, output_split = split_body_references(truth), split_body_references(output)
-    if not truth_split.has_references and not output_split.has_references:
-        return full
-    truth_body = profile(truth_split.body) or truth_norm
-    return character_errors(truth_body, profile(output_split.body))
-
-
-def _rate(description: str, counts: str) -> MetricSpec:
-    return MetricSpec("lower", counts=counts, description=description, bounds=RATE)
+def _rate(description: str, counts: str, **more: Any) -> MetricSpec:
+    return MetricSpec("lower", counts=counts, description=description, bounds=RATE, **more)
 
 
 class DocumentsSuite(Suite):
@@ -137,7 +76,19 @@ class DocumentsSuite(Suite):
     paper_tables: ClassVar[tuple[TableBuilder, ...]] = (table3, per_parser)
     html_views: ClassVar[Mapping[str, ViewRenderer]] = {"tables": html.tables}
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
-        "cer": _rate("character error rate after the normalisation profile (seed 002)", "cer"),
+        "cer": _rate(
+            "character error rate after the normalisation profile (seed 002); unbounded: "
+            "insertions on a short truth can exceed 1",
+            "cer",
+            flag_dominance=CER_DOMINANCE,
+        ),
+        "ned": MetricSpec(
+            "lower",
+            counts="ned",
+            bounds=SHARE,
+            description="normalised edit distance: CER's edits / the longer normalised text, "
+            "in [0, 1] (OmniDocBench's text metric)",
+        ),
         "wer": _rate("word error rate, tokenised for the suite's language", "wer"),
         "body_cer": _rate("CER of the bodies, both cut before their references", "body_cer"),
         "cer_raw": _rate("CER after Unicode NFC only (no fair normalisation)", "cer_raw"),
@@ -266,6 +217,11 @@ class DocumentsSuite(Suite):
     def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
         case_dir = self.spec.path / ref.case
         truth = read_text(case_dir / TRUTH, "truth file")
+        if not truth.strip():
+            raise CaseInputError(
+                f"{case_dir / TRUTH}: truth file is empty (nothing but whitespace): there is no "
+                "text to score against; write the page's text, or remove the case"
+            )
         notes: list[str] = []
         views: dict[str, Any] = {}
         if ref.system in self.parsers:
@@ -328,8 +284,8 @@ class DocumentsSuite(Suite):
             },
             fingerprint=fingerprint,
             cache_key=key,
-            notes=notes + tables.notes,
-            flags=chunks.flags,
+            notes=notes + score.notes + tables.notes,
+            flags={**score.flags, **chunks.flags},
         )
 
     def stages(self, ref: CaseRef, ctx: RunContext) -> list[Stage]:
