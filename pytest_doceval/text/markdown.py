@@ -115,17 +115,65 @@ def is_separator_row(line: str, *, grid_marks: bool = True) -> bool:
     return bool(inner) and all(ch in "- :" for ch in inner)
 
 
+# What pandoc reads as one piece of a pipe-table row, so that a ``|`` inside it is no cell
+# boundary: a code span, inline maths (``$...$``, pandoc's tex_math_dollars), an HTML tag and a
+# backslash escape; a bare ``|`` is a boundary.
+PIPE_ROW_PIECE = re.compile(
+    r"(?P<code>(`+).+?(?<!`)\2(?!`))"
+    r"|(?P<math>\$\$.+?\$\$|\$(?=[^\s$])(?:\\.|[^$\\])*?(?<=[^\s\\])\$(?!\d))"
+    r"|(?P<tag></?[A-Za-z][^<>\n]*>)"
+    r"|(?P<escape>\\.)"
+    r"|(?P<pipe>\|)"
+)
+
+
+def _cell_boundaries(line: str) -> list[int]:
+    """Offsets of the ``|`` of `line` that pandoc splits cells at (`PIPE_ROW_PIECE`)."""
+    return [m.start() for m in PIPE_ROW_PIECE.finditer(line) if m.group("pipe")]
+
+
 def split_pipe_row(line: str, *, escaped_pipes: bool = True) -> list[str]:
     """The cells of one pipe-table row, as written (not trimmed): the line, trimmed, split on
     ``|``, without the blank piece an outer pipe leaves at either end (outer pipes are optional).
-    With `escaped_pipes` (pandoc's) ``\\|`` is a pipe inside a cell and stays in it, escape and
-    all; without (olmOCR-bench's), every ``|`` is a boundary."""
-    pieces = (UNESCAPED_PIPE if escaped_pipes else ANY_PIPE).split(line.strip())
+    With `escaped_pipes` (pandoc's) a ``|`` escaped as ``\\|`` or inside a code span, inline
+    maths or an HTML tag is text of the cell (`PIPE_ROW_PIECE`); without (olmOCR-bench's), every
+    ``|`` is a boundary."""
+    text = line.strip()
+    if escaped_pipes:
+        cuts = _cell_boundaries(text)
+        pieces = [text[a + 1 : b] for a, b in zip([-1, *cuts], [*cuts, len(text)], strict=True)]
+    else:
+        pieces = ANY_PIPE.split(text)
     if pieces and not pieces[0].strip():
         pieces = pieces[1:]
     if pieces and not pieces[-1].strip():
         pieces = pieces[:-1]
     return pieces
+
+
+def is_pandoc_pipe_row(line: str) -> bool:
+    """A row of a pandoc pipe table: a line with at least one ``|`` that splits cells
+    (`PIPE_ROW_PIECE`; so ```` `x|y` ```` alone is no row, ``a | b`` is one)."""
+    return bool(_cell_boundaries(line))
+
+
+# Pandoc's pipe-table separator: optional leading ``|``, then columns of ``:?-+:?`` (spaces
+# around) parted by ``|`` or ``+``, an optional trailing ``|``; at most three spaces of indent.
+_SEPARATOR_COLUMN = r"[ \t]*:?-+:?[ \t]*"
+PIPE_SEPARATOR = re.compile(
+    rf"^ {{0,3}}(?P<open>\|?)(?P<columns>{_SEPARATOR_COLUMN}(?:[|+]{_SEPARATOR_COLUMN})*)"
+    r"\|?[ \t]*$"
+)
+
+
+def pipe_separator_columns(line: str) -> int:
+    """How many columns a pandoc pipe-table separator row (``|---|:--:|``, ``--|--``) sets, 0
+    when `line` is not one. A one-column separator needs its leading ``|``, as in pandoc."""
+    match = PIPE_SEPARATOR.match(line)
+    if match is None:
+        return 0
+    columns = len(re.split(r"[|+]", match.group("columns")))
+    return columns if columns > 1 or match.group("open") else 0
 
 
 @dataclass(frozen=True)
@@ -144,10 +192,12 @@ def table_blocks(
     pipe_anywhere: bool = False,
     min_pipe_rows: int = 1,
 ) -> list[TableBlock]:
-    """Every table block of `lines`, in order. A grid table (when `grid_tables`) starts at a
-    `GRID_BORDER` line and runs over the lines that start with ``+`` or ``|``; a pipe table is a
-    run of at least `min_pipe_rows` lines that are `is_pipe_row` (`pipe_anywhere` passed on).
-    olmOCR-bench reads no grid tables and needs two lines that hold a pipe."""
+    """Every run of table-like lines of `lines`, in order, with no regard for the blocks around
+    them (olmOCR-bench's reading; pandoc's is `pandoc_table_blocks`). A grid table (when
+    `grid_tables`) starts at a `GRID_BORDER` line and runs over the lines that start with ``+``
+    or ``|``; a pipe table is a run of at least `min_pipe_rows` lines that are `is_pipe_row`
+    (`pipe_anywhere` passed on). olmOCR-bench reads no grid tables and needs two lines that hold
+    a pipe."""
     blocks: list[TableBlock] = []
     index = 0
     while index < len(lines):
@@ -165,4 +215,78 @@ def table_blocks(
         else:
             end = index + 1
         index = end
+    return blocks
+
+
+# Pandoc's blocks around a table. A table starts a block: at the start of the text, after a
+# blank line, or after a line that ends a block of its own (below); after a paragraph line it is
+# more of the paragraph (pandoc's paragraphs run until a blank line).
+_ATX_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+_DIV_FENCE = re.compile(r"^ {0,3}:{3,}")
+_CODE_FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})")
+
+
+def _ends_a_block(line: str, *, block_start: bool) -> bool:
+    """Whether a table may start on the line after `line` (`block_start`: `line` itself starts
+    a block): a blank line, a fenced div's fence, an ATX heading or a thematic break that start a
+    block, or a setext underline that closes a paragraph."""
+    if not line.strip() or _DIV_FENCE.match(line):
+        return True
+    if block_start:
+        return bool(_ATX_HEADING.match(line) or THEMATIC_BREAK.match(line))
+    return SETEXT_UNDERLINE.match(line) is not None
+
+
+def _closed_fence_end(lines: Sequence[str], index: int) -> int | None:
+    """The line closing the fenced code block opened at `index`, if it is one and is closed
+    (pandoc reads an unclosed fence as text)."""
+    match = _CODE_FENCE.match(lines[index])
+    if match is None:
+        return None
+    fence = match.group("fence")
+    closing = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+    return next((i for i in range(index + 1, len(lines)) if closing.match(lines[i])), None)
+
+
+def _pandoc_table_at(lines: Sequence[str], index: int) -> TableBlock | None:
+    """The pipe or grid table that starts at `index` (a block start), if any: a grid table at a
+    `GRID_BORDER`, over the lines that start with ``+`` or ``|``; a pipe table at a row
+    (`is_pandoc_pipe_row`, at most three spaces in) with a separator row under it
+    (`pipe_separator_columns`), over the rows that follow."""
+    line = lines[index]
+    if len(line) - len(line.lstrip(" ")) > 3 or not line.strip():
+        return None
+    if GRID_BORDER.match(line):
+        end = index + 1
+        while end < len(lines) and lines[end].lstrip().startswith(("+", "|")):
+            end += 1
+        return TableBlock("grid", index, end)
+    under = lines[index + 1] if index + 1 < len(lines) else ""
+    if not (is_pandoc_pipe_row(line) and pipe_separator_columns(under)):
+        return None
+    end = index + 2
+    while end < len(lines) and is_pandoc_pipe_row(lines[end]):
+        end += 1
+    return TableBlock("pipe", index, end)
+
+
+def pandoc_table_blocks(lines: Sequence[str]) -> list[TableBlock]:
+    """Every pipe and grid table of `lines` as pandoc's markdown reader finds them: where a block
+    may start (`_ends_a_block`), outside closed code fences; a pipe table needs its separator
+    row under its first row (so one ``| a | b |`` line, or rows with no separator, are text),
+    outer pipes are optional. Pandoc's simple and multiline tables are not read."""
+    blocks: list[TableBlock] = []
+    index, block_start = 0, True
+    while index < len(lines):
+        table = _pandoc_table_at(lines, index) if block_start else None
+        if table is not None:
+            blocks.append(table)
+            index = table.end
+            continue  # the line after a table starts a block
+        fence_end = _closed_fence_end(lines, index)
+        if fence_end is not None:
+            index, block_start = fence_end + 1, True
+            continue
+        block_start = _ends_a_block(lines[index], block_start=block_start)
+        index += 1
     return blocks
