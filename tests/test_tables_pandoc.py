@@ -24,6 +24,9 @@ pytestmark = pytest.mark.skipif(PANDOC is None, reason="pandoc is not installed"
 
 CORPUS = Path(__file__).resolve().parent / "data" / "pandoc_tables.md"
 STRUCTURE_ONLY = "(structure only)"  # pandoc renders maths; we keep "$x$" as the cell's text
+# Our one difference from pandoc (markdown.pandoc_table_blocks): a table may follow a text line
+# directly. Pandoc's reading of such a snippet is taken with a blank line put before the table.
+AFTER_TEXT = "GFM's reading"
 
 # One table as compared: whether it has a <thead>, and its rows' cell texts.
 Shape = tuple[bool, list[list[str]]]
@@ -79,7 +82,11 @@ def _structure(shapes: list[Shape]) -> list[tuple[bool, list[int]]]:
 
 @pytest.mark.parametrize(("name", "markdown"), _snippets(), ids=[n for n, _ in _snippets()])
 def test_corpus_tables_equal_pandocs(name: str, markdown: str) -> None:
-    theirs, ours = pandoc_tables(markdown), our_tables(markdown)
+    ours = our_tables(markdown)
+    if AFTER_TEXT in name:
+        assert pandoc_tables(markdown) == []  # pandoc: more of the paragraph
+        markdown = markdown.replace("\n", "\n\n", 1)
+    theirs = pandoc_tables(markdown)
     if STRUCTURE_ONLY in name:
         assert _structure(ours) == _structure(theirs)
     else:

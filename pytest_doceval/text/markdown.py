@@ -218,23 +218,7 @@ def table_blocks(
     return blocks
 
 
-# Pandoc's blocks around a table. A table starts a block: at the start of the text, after a
-# blank line, or after a line that ends a block of its own (below); after a paragraph line it is
-# more of the paragraph (pandoc's paragraphs run until a blank line).
-_ATX_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
-_DIV_FENCE = re.compile(r"^ {0,3}:{3,}")
 _CODE_FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})")
-
-
-def _ends_a_block(line: str, *, block_start: bool) -> bool:
-    """Whether a table may start on the line after `line` (`block_start`: `line` itself starts
-    a block): a blank line, a fenced div's fence, an ATX heading or a thematic break that start a
-    block, or a setext underline that closes a paragraph."""
-    if not line.strip() or _DIV_FENCE.match(line):
-        return True
-    if block_start:
-        return bool(_ATX_HEADING.match(line) or THEMATIC_BREAK.match(line))
-    return SETEXT_UNDERLINE.match(line) is not None
 
 
 def _closed_fence_end(lines: Sequence[str], index: int) -> int | None:
@@ -249,7 +233,7 @@ def _closed_fence_end(lines: Sequence[str], index: int) -> int | None:
 
 
 def _pandoc_table_at(lines: Sequence[str], index: int) -> TableBlock | None:
-    """The pipe or grid table that starts at `index` (a block start), if any: a grid table at a
+    """The pipe or grid table that starts at `index`, if any: a grid table at a
     `GRID_BORDER`, over the lines that start with ``+`` or ``|``; a pipe table at a row
     (`is_pandoc_pipe_row`, at most three spaces in) with a separator row under it
     (`pipe_separator_columns`), over the rows that follow."""
@@ -271,22 +255,23 @@ def _pandoc_table_at(lines: Sequence[str], index: int) -> TableBlock | None:
 
 
 def pandoc_table_blocks(lines: Sequence[str]) -> list[TableBlock]:
-    """Every pipe and grid table of `lines` as pandoc's markdown reader finds them: where a block
-    may start (`_ends_a_block`), outside closed code fences; a pipe table needs its separator
-    row under its first row (so one ``| a | b |`` line, or rows with no separator, are text),
-    outer pipes are optional. Pandoc's simple and multiline tables are not read."""
+    """Every pipe and grid table of `lines` as pandoc's markdown reader finds them, outside
+    closed code fences: a pipe table needs its separator row under its first row (so one
+    ``| a | b |`` line, or rows with no separator, are text) and its outer pipes are optional.
+    Pandoc's simple and multiline tables are not read.
+
+    One difference, on purpose: a table may follow a line of text directly, as GitHub's
+    markdown reads it. Pandoc wants a blank line before a table (its paragraphs run until one)
+    and reads the table as more of the paragraph; parsers such as PyMuPDF join blocks with one
+    line break, and a correct table would score 0 for a missing blank line."""
     blocks: list[TableBlock] = []
-    index, block_start = 0, True
+    index = 0
     while index < len(lines):
-        table = _pandoc_table_at(lines, index) if block_start else None
+        table = _pandoc_table_at(lines, index)
         if table is not None:
             blocks.append(table)
             index = table.end
-            continue  # the line after a table starts a block
-        fence_end = _closed_fence_end(lines, index)
-        if fence_end is not None:
-            index, block_start = fence_end + 1, True
             continue
-        block_start = _ends_a_block(lines[index], block_start=block_start)
-        index += 1
+        fence_end = _closed_fence_end(lines, index)
+        index = index + 1 if fence_end is None else fence_end + 1
     return blocks

@@ -17,8 +17,9 @@ blocks are found and split by the shared tokenizer of `text.markdown`, with pand
   boundaries they cross; cells above the ``+===+`` line form the ``<thead>``, the rest the
   ``<tbody>``.
 * **Pipe tables** (``| a | b |`` lines, pandoc's and the VLMs'), found where pandoc finds them
-  (`markdown.pandoc_table_blocks`: a block's first row with a separator row under it, outer
-  pipes optional; one pipe line, or rows without a separator, are text): the row above the
+  (`markdown.pandoc_table_blocks`: a row with a separator row under it, outer pipes optional;
+  one pipe line, or rows without a separator, are text; unlike pandoc, a table may follow a
+  line of text without a blank line between): the row above the
   separator is the ``<thead>``, the rest the ``<tbody>``. Cells split on ``|`` that is not
   escaped as ``\\|`` nor inside a code span, inline maths or an HTML tag
   (`markdown.split_pipe_row`). The separator sets the number of columns: a row with more cells
@@ -87,6 +88,8 @@ class Table:
     groups: tuple[Group, ...]
     form: str  # "html" | "grid" | "pipe"
     start: int  # offset of the table in the text (after line endings are unified)
+    # The table as written: its HTML element, or its markdown lines (PubTabNet's TEDS reads it).
+    source: str = field(default="", compare=False)
 
     @property
     def rows(self) -> list[Row]:
@@ -261,7 +264,7 @@ def _read_html(text: str, start: int, closed: bool, number: int) -> tuple[Table 
     if not any(group.rows for group in groups):
         parser.note("no rows: not scored as a table")
         return None, parser.notes
-    return Table(groups, "html", start), parser.notes
+    return Table(groups, "html", start, text), parser.notes
 
 
 # ------------------------------------------------------------------------------------ grid
@@ -339,7 +342,7 @@ def _read_grid(lines: list[str], start: int, number: int) -> tuple[Table | None,
     ordered = [(r, tuple(cell for _, cell in sorted(rows[r]))) for r in sorted(rows)]
     head = [row for r, row in ordered if head_end is not None and row_lines[r] < head_end]
     rest = [row for r, row in ordered if head_end is None or row_lines[r] >= head_end]
-    return _head_and_body(Table((), "grid", start), head, rest), []
+    return _head_and_body(Table((), "grid", start, "\n".join(lines)), head, rest), []
 
 
 # ------------------------------------------------------------------------------------ pipe
@@ -365,7 +368,7 @@ def _read_pipe(lines: list[str], start: int, number: int) -> tuple[Table | None,
             )
         cells = [Cell(cell_text(text)) for text in raw[:columns]]
         rows.append(tuple(cells + [Cell("")] * (columns - len(cells))))
-    return _head_and_body(Table((), "pipe", start), rows[:1], rows[1:]), notes
+    return _head_and_body(Table((), "pipe", start, "\n".join(lines)), rows[:1], rows[1:]), notes
 
 
 def _head_and_body(table: Table, head: list[Row], body: list[Row]) -> Table:
@@ -374,7 +377,7 @@ def _head_and_body(table: Table, head: list[Row], body: list[Row]) -> Table:
     if all(not cell.text for row in head for cell in row):
         head = []
     groups = tuple(Group(tag, tuple(rs)) for tag, rs in (("thead", head), ("tbody", body)) if rs)
-    return Table(groups, table.form, table.start)
+    return Table(groups, table.form, table.start, table.source)
 
 
 # ------------------------------------------------------------------------------------ text
