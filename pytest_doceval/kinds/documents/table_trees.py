@@ -362,9 +362,9 @@ def _read_pipe(lines: list[str], start: int, number: int) -> tuple[Table | None,
         raw = md.split_pipe_row(line)
         if len(raw) != columns:
             done = "the rest dropped" if len(raw) > columns else "padded with empty cells"
-            cells = f"{len(raw)} cell" + ("" if len(raw) == 1 else "s")
+            written = f"{len(raw)} cell" + ("" if len(raw) == 1 else "s")
             notes.append(
-                f"pipe table {number}: row {len(rows) + 1} has {cells} where the separator "
+                f"pipe table {number}: row {len(rows) + 1} has {written} where the separator "
                 f"sets {columns} columns: {done}, as pandoc reads it"
             )
         cells = [Cell(cell_text(text)) for text in raw[:columns]]
