@@ -111,33 +111,35 @@ def test_pipes_that_are_cell_text(row: str, cells: list[str]) -> None:
     assert [cell.strip() for cell in md.split_pipe_row(row)] == cells
 
 
+BLOCK_LINES = [
+    "intro | with a pipe",
+    "",
+    "| a | b |",
+    "|---|---|",
+    "| 1 | 2 |",
+    "",
+    "+---+---+",
+    "| x | y |",
+    "+===+===+",
+    "| 3 | 4 |",
+    "+---+---+",
+    "text",
+    "| c | d |",
+    "|---|---|",
+    "",
+    "| lone |",
+    "",
+    "```",
+    "| in | code |",
+    "|----|------|",
+    "```",
+    "x | y",
+    "--|--",
+]
+
+
 def test_pandoc_table_blocks() -> None:
-    lines = [
-        "intro | with a pipe",
-        "",
-        "| a | b |",
-        "|---|---|",
-        "| 1 | 2 |",
-        "",
-        "+---+---+",
-        "| x | y |",
-        "+===+===+",
-        "| 3 | 4 |",
-        "+---+---+",
-        "text",
-        "| c | d |",
-        "|---|---|",
-        "",
-        "| lone |",
-        "",
-        "```",
-        "| in | code |",
-        "|----|------|",
-        "```",
-        "x | y",
-        "--|--",
-    ]
-    blocks = md.pandoc_table_blocks(lines)
+    blocks = md.pandoc_table_blocks(BLOCK_LINES)
     assert [(b.form, b.start, b.end) for b in blocks] == [
         ("pipe", 2, 5),
         ("grid", 6, 11),
@@ -148,29 +150,24 @@ def test_pandoc_table_blocks() -> None:
 
 
 def test_table_blocks() -> None:
-    lines = [
-        "intro | with a pipe",
-        "| a | b |",
-        "|---|---|",
-        "| 1 | 2 |",
-        "",
-        "+---+---+",
-        "| x | y |",
-        "+===+===+",
-        "| 3 | 4 |",
-        "+---+---+",
-        "text",
-        "| lone |",
+    # Runs of table-like lines, blind to separators and fences.
+    runs = md.table_blocks(BLOCK_LINES)
+    assert [(b.form, b.start, b.end) for b in runs] == [
+        ("pipe", 2, 5),
+        ("grid", 6, 11),
+        ("pipe", 12, 14),
+        ("pipe", 15, 16),
+        ("pipe", 18, 20),
     ]
-    pandoc = md.table_blocks(lines)
-    assert [(b.form, b.start, b.end) for b in pandoc] == [
-        ("pipe", 1, 4),
-        ("grid", 5, 10),
-        ("pipe", 11, 12),
+    olmocr = md.table_blocks(BLOCK_LINES, grid_tables=False, pipe_anywhere=True, min_pipe_rows=2)
+    # Two or more lines holding a pipe: a lone row, or the grid's rows split by its borders,
+    # are no table.
+    assert [(b.form, b.start, b.end) for b in olmocr] == [
+        ("pipe", 2, 5),
+        ("pipe", 12, 14),
+        ("pipe", 18, 20),
+        ("pipe", 21, 23),
     ]
-    olmocr = md.table_blocks(lines, grid_tables=False, pipe_anywhere=True, min_pipe_rows=2)
-    # The intro line holds a pipe, so it opens the block; a lone row is not a table.
-    assert [(b.form, b.start, b.end) for b in olmocr] == [("pipe", 0, 4)]
 
 
 @given(st.lists(st.sampled_from(["| a |", "a | b", "+---+", "text", "", "|---|"]), max_size=12))

@@ -23,8 +23,9 @@ and this module is that definition:
   cells too (``len(table.xpath(".//*"))``). TEDS-S: the same with every ``td``'s tokens left
   out (``structure_only``).
 
-Where ``metric.py`` would raise (a ``colspan`` that is not an integer) the span is 1, with a
-note. A table lxml or pandoc does not read as a table scores 0, as ``metric.py`` scores it.
+Where ``metric.py`` would raise (a ``colspan`` that is not an integer) the span is 1, as the
+table reader notes; a span ``int`` reads (``0``, ``-1``) is taken as ``metric.py`` takes it. A
+table lxml or pandoc does not read as a table scores 0, as ``metric.py`` scores it.
 """
 
 from __future__ import annotations
@@ -95,25 +96,24 @@ def _cell_tokens(element: Any, out: list[str]) -> None:
         out.extend(element.tail)
 
 
-def _span(element: Any, name: str, notes: list[str], where: str) -> int:
-    value = element.attrib.get(name, "1")
+def _span(element: Any, name: str) -> int:
+    """``int`` of the attribute, as ``metric.py`` reads it; 1 where that raises (the table
+    reader has noted it: `table_trees`)."""
     try:
-        return int(value)
+        return int(element.attrib.get(name, "1"))
     except ValueError:
-        notes.append(f"{where}: {name}={value!r} is not an integer: read as 1")
         return 1
 
 
-def _tree(element: Any, notes: list[str], where: str, *, structure_only: bool) -> Node:
+def _tree(element: Any, *, structure_only: bool) -> Node:
     tag = str(element.tag)
     if tag == "td":
         tokens: list[str] = []
         if not structure_only:
             _cell_tokens(element, tokens)
-        spans = (_span(element, "colspan", notes, where), _span(element, "rowspan", notes, where))
-        return CellNode(f"td {spans[0]} {spans[1]}", (), _encode(tokens[1:-1]))
-    children = tuple(_tree(c, notes, where, structure_only=structure_only) for c in element)
-    return Node(tag, children)
+        spans = f"{_span(element, 'colspan')} {_span(element, 'rowspan')}"
+        return CellNode(f"td {spans}", (), _encode(tokens[1:-1]))
+    return Node(tag, tuple(_tree(child, structure_only=structure_only) for child in element))
 
 
 def _html_tables(html: str) -> list[Any]:
@@ -125,11 +125,11 @@ def _html_tables(html: str) -> list[Any]:
     return list(root.xpath("body/table"))
 
 
-def tree_of(element: Any, where: str) -> tuple[PubTabNetTree, list[str]]:
-    notes: list[str] = []
-    tree = _tree(element, notes, where, structure_only=False)
-    structure = _tree(element, [], where, structure_only=True)
-    return PubTabNetTree(tree, structure, len(element.xpath(".//*"))), notes
+def tree_of(element: Any) -> PubTabNetTree:
+    """The PubTabNet tree of one lxml ``<table>`` element (module docstring)."""
+    tree = _tree(element, structure_only=False)
+    structure = _tree(element, structure_only=True)
+    return PubTabNetTree(tree, structure, len(element.xpath(".//*")))
 
 
 @functools.lru_cache(maxsize=64)
@@ -168,9 +168,7 @@ def pubtabnet_trees(tables: Sequence[Table]) -> tuple[list[PubTabNetTree | None]
             notes.append(f"{where}: {reader} reads no table in it: TEDS 0, as metric.py gives")
             trees.append(None)
             continue
-        tree, tree_notes = tree_of(found[0], where)
-        trees.append(tree)
-        notes += tree_notes
+        trees.append(tree_of(found[0]))
     return trees, notes
 
 
