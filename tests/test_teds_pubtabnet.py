@@ -341,3 +341,24 @@ def test_a_span_that_is_no_integer_is_one_with_a_note() -> None:
     assert score.metrics == {"table_teds": 1.0, "table_teds_s": 1.0}
     # the reader's note, once
     assert score.notes == ["truth: HTML table 1: colspan='x' is not a positive integer: read as 1"]
+
+
+@needs_pandoc
+def test_a_markdown_table_right_after_text_is_rendered_on_its_own() -> None:
+    # pandoc would read it as more of the paragraph; our reader takes it as a table (README),
+    # and pandoc is given the table's own lines.
+    truth = "| a | b |\n|---|---|\n| 1 | 2 |"
+    assert scored(truth, "Some text\n" + truth) == (1.0, 1.0)
+
+
+def test_a_table_pandoc_does_not_write_scores_zero_with_a_note(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pytest_doceval.kinds.documents import teds_pubtabnet
+
+    monkeypatch.setattr(teds_pubtabnet, "_pandoc_html", lambda markdown: "<p>no table</p>")
+    score = score_tables(PLAIN, "| a | b |\n|---|---|\n| 1 | 2 |", reading="pubtabnet")
+    assert score.metrics == {"table_teds": 0.0, "table_teds_s": 0.0}
+    assert score.notes == [
+        "output: table 1 (pipe): pandoc reads no table in it: TEDS 0, as metric.py gives"
+    ]

@@ -151,12 +151,13 @@ def _pandoc_html(markdown: str) -> str:
 def pubtabnet_trees(tables: Sequence[Table]) -> tuple[list[PubTabNetTree | None], list[str]]:
     """Each table's PubTabNet tree (module docstring), None where there is no table to read;
     and notes. The markdown tables of one text go to pandoc in one call."""
-    markdown = [t for t in tables if t.form != "html"]
-    rendered = iter(
-        _pandoc_html(f"\n\n{_BOUNDARY}\n\n".join(t.source for t in markdown)).split(_BOUNDARY)
-        if markdown
-        else []
+    markdown = [t.source for t in tables if t.form != "html"]
+    chunks = (
+        _pandoc_html(f"\n\n{_BOUNDARY}\n\n".join(markdown)).split(_BOUNDARY) if markdown else []
     )
+    if len(chunks) != len(markdown):  # the boundary did not come through: one call a table
+        chunks = [_pandoc_html(source) for source in markdown]
+    rendered = iter(chunks)
     trees: list[PubTabNetTree | None] = []
     notes: list[str] = []
     for number, table in enumerate(tables, start=1):
