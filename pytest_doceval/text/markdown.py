@@ -9,10 +9,10 @@ time with the element grammar their seeds define (one-line patterns). Where the 
 differ (a heading's pandoc attributes, a setext underline's indentation) the difference is the
 seeds', and the scores are defined by it, so it is kept and named rather than merged.
 
-Tables are read by one tokenizer (`is_pipe_row`, `is_separator_row`, `split_pipe_row`,
-`table_blocks`) that every table reader calls: TEDS's trees (pandoc's reading, the defaults),
-olmOCR-bench's table facts and seed 000's table-row elements (each with the parameters its
-definition fixes, said where it calls).
+Tables are read by one tokenizer that every table reader calls: TEDS's trees read pandoc's
+way (`pandoc_table_blocks`, `pipe_separator_columns`, `split_pipe_row`'s defaults), olmOCR-bench's
+table facts and seed 000's table-row elements each with the parameters its definition fixes
+(`table_blocks`, `is_pipe_row`, `is_separator_row`, said where it calls).
 """
 
 from __future__ import annotations
@@ -92,23 +92,24 @@ ANY_ESCAPE = re.compile(r"\\(.)")
 
 # --- tables: the tokenizer every table reader calls ---
 #
-# Two readers call it with different parameters, each a reading its metric is defined by: the
-# documents kind reads pandoc's pipe and grid tables into PubTabNet trees (TEDS), the facts kind
-# reads tables as olmOCR-bench's ``parse_markdown_tables`` does (its verdicts are olmOCR's).
-# The defaults are pandoc's; each parameter's docstring says what olmOCR-bench does instead.
+# Two readers call it, each with the reading its metric is defined by: the documents kind reads
+# pipe and grid tables as pandoc does (`pandoc_table_blocks`) into PubTabNet trees (TEDS), the
+# facts kind reads tables as olmOCR-bench's ``parse_markdown_tables`` does (its verdicts are
+# olmOCR's): each parameter's docstring says what olmOCR-bench does.
 
 
 def is_pipe_row(line: str, *, pipe_anywhere: bool = False) -> bool:
-    """A line of a pipe table: pandoc's starts with ``|`` (after indentation); with
-    `pipe_anywhere`, any line holding a ``|`` (olmOCR-bench's, where outer pipes are optional)."""
+    """A line of a pipe table: one that starts with ``|`` (after indentation); with
+    `pipe_anywhere`, any line holding a ``|`` (olmOCR-bench's, where outer pipes are optional).
+    Pandoc's rows are `is_pandoc_pipe_row`."""
     return "|" in line if pipe_anywhere else line.lstrip().startswith("|")
 
 
 def is_separator_row(line: str, *, grid_marks: bool = True) -> bool:
-    """A table's delimiter row. With `grid_marks` (pandoc's, `TABLE_SEPARATOR`): dashes, colons,
-    pipes, spaces and a grid table's ``+`` and ``=``, with at least one ``|``/``+`` and one
-    ``-``/``=``. Without (olmOCR-bench's): once pipes are removed and the ends trimmed, something
-    made only of ``-``, ``:`` and spaces (so ``| : |`` is one, ``|===|`` is not)."""
+    """A table's delimiter row. With `grid_marks` (`TABLE_SEPARATOR`, the normaliser's): dashes,
+    colons, pipes, spaces and a grid table's ``+`` and ``=``, with at least one ``|``/``+`` and
+    one ``-``/``=``. Without (olmOCR-bench's): once pipes are removed and the ends trimmed,
+    something made only of ``-``, ``:`` and spaces (so ``| : |`` is one, ``|===|`` is not)."""
     if grid_marks:
         return TABLE_SEPARATOR.match(line) is not None
     inner = line.replace("|", "").strip()
