@@ -24,6 +24,7 @@ from pytest_doceval.kinds.documents.teds_pubtabnet import (
 
 # The ``distance`` package's levenshtein, by dynamic programming (on token lists here).
 from tests.test_metrics_teds import levenshtein as token_levenshtein
+from tests.test_tables_pandoc import pipe_tables
 
 apted = pytest.importorskip("apted")
 apted_helpers = pytest.importorskip("apted.helpers")
@@ -362,3 +363,21 @@ def test_a_table_pandoc_does_not_write_scores_zero_with_a_note(
     assert score.notes == [
         "output: table 1 (pipe): pandoc reads no table in it: TEDS 0, as metric.py gives"
     ]
+
+
+@needs_pandoc
+@settings(max_examples=10, deadline=None)
+@given(pipe_tables(), st.one_of(pipe_tables(), html_tables()))
+def test_generated_markdown_tables_equal_the_reference_on_pandocs_html(
+    truth: str, output: str
+) -> None:
+    def html(text: str) -> str:
+        return text if text.startswith("<table>") else pandoc_table(text)
+
+    (truth_tree,), _ = pubtabnet_trees(read_tables(truth).tables)
+    (output_tree,), _ = pubtabnet_trees(read_tables(output).tables)
+    expected = reference(html(truth), html(output))
+    assert pubtabnet_teds(truth_tree, output_tree) == pytest.approx(expected[0], abs=1e-9)
+    assert pubtabnet_teds(truth_tree, output_tree, structure_only=True) == pytest.approx(
+        expected[1], abs=1e-9
+    )
