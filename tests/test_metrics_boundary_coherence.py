@@ -15,12 +15,14 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from pytest_doceval.kinds.documents.boundary_coherence import (
+    LINE_BREAK,
     WordCharacters,
-    align,
     boundary_coherence,
+    canonical_breaks,
     chunk_boundaries,
     is_anchored,
     match_boundaries,
+    project,
     truth_boundaries,
 )
 from pytest_doceval.kinds.documents.chunking import split_text
@@ -57,13 +59,34 @@ def test_no_boundaries_in_one_block_or_nothing() -> None:
     assert truth_boundaries("# Heading\n\nand its text") == []
 
 
-def test_align_hand_worked() -> None:
-    # "# " deleted before "Intro": the output's start maps to the truth's, before the markup.
-    assert align("# Intro\n\nText here", "Intro\n\nText here", [0, 7]) == [0, 9]
-    # Inside inserted text: where the insertion sits in the truth.
-    assert align("abc def", "abc XXX def", [4, 5, 8, 11]) == [4, 4, 4, 7]
-    with pytest.raises(ValueError, match="outside the output"):
-        align("abc", "abc", [4])
+def test_project_hand_worked() -> None:
+    # "# " deleted before "Intro": the cut before "Intro" maps to the truth's start, before the
+    # markup; the gap before "Text" to the truth's "Text".
+    plain = project("# Intro\n\nText here", "Intro\n\nText here")
+    assert plain.text == "Intro\n\nText here"
+    assert (plain.truth_gap[0], plain.truth_gap[7]) == (0, 9)
+    # Inserted text is left out; the rest maps where it stands in the truth.
+    inserted = project("abc def", "abc XXX def")
+    assert inserted.text == "abc def" and inserted.truth_gap[4] == 4
+    # A substitution is kept: it stands for the truth character.
+    assert project("abc def", "abd def").text == "abd def"
+
+
+def test_canonical_breaks_hand_worked() -> None:
+    one, blank, two = "a\nb", "a\n\nb", "a \n\t\n\nb"
+    assert {canonical_breaks(t).text for t in (one, blank, two)} == {"a" + LINE_BREAK + "b"}
+    # A LINE_BREAK's characters stand for the run's first ones, the gap after it for the next
+    # line's start; a single newline's run has one character to stand for.
+    assert canonical_breaks(two).source == (0, 1, 2, 6, 7)
+    assert canonical_breaks(one).source == (0, 1, 1, 2, 3)
+    table = "text\n| a | b |\n|---|---|\n| 1 | 2 |\nafter"
+    assert canonical_breaks(table).text == ("text\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nafter")
+    fenced = "x\n```\ncode\nmore\n```\ny"
+    assert canonical_breaks(fenced).text == "x\n\n```\ncode\nmore\n```\n\ny"
+    div = "para\n::: {#tab:x}\n| a |\n:::\nnext"
+    assert canonical_breaks(div).text == "para\n\n::: {#tab:x}\n| a |\n:::\n\nnext"
+    math = "we get $$E = m\n\\label{e}$$ and\nmore"
+    assert canonical_breaks(math).text == "we get $$E = m\n\\label{e}$$ and\n\nmore"
 
 
 def test_match_is_one_to_one() -> None:

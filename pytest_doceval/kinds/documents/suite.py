@@ -66,7 +66,7 @@ OCR_WITHOUT_KOREAN = ("rapidocr",)
 # fixed against seed 002 (footnotes, e-mail links, author-year, HTML tags, C1 controls).
 # r3: Boundary Coherence counts only anchored cuts (the output's text on both sides of a cut
 # must be the truth's there), so unrelated or degenerate outputs no longer score by chance.
-SCORING_REVISION = 3
+SCORING_REVISION = 4
 
 
 @dataclass(frozen=True)
