@@ -114,9 +114,9 @@ def test_merge_refuses_overlap_mismatch_and_missing_shards(
     first, second = variant("s1.json", "1/2"), variant("s2.json", "2/2")
     assert doceval(["merge", first, second, "-o", out]) == 2
     assert "overlapping shards: tides/c00[sys] is in both" in capsys.readouterr().err
-    other = variant("s3.json", "2/2", scoring_id="plain-v1@r3", results=[])
+    other = variant("s3.json", "2/2", scoring_id="plain-v1@r4", results=[])
     assert doceval(["merge", first, other, "-o", out]) == 2
-    assert "scoring_id 'fair-v1@r3' vs 'plain-v1@r3'" in capsys.readouterr().err
+    assert "scoring_id 'fair-v1@r4' vs 'plain-v1@r4'" in capsys.readouterr().err
     of_three = [variant("t1.json", "1/3"), variant("t3.json", "3/3", results=[])]
     assert doceval(["merge", *of_three, "-o", out]) == 2
     assert "incomplete set of shards: missing 2/3" in capsys.readouterr().err

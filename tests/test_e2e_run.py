@@ -31,7 +31,7 @@ def test_missing_baseline_fails_then_update_then_pass(
     update.assert_outcomes(passed=6)
     update.stdout.fnmatch_lines(["*demo: baseline baselines/demo.json updated (6 added)*"])
     baseline = (pytester.path / "baselines" / "demo.json").read_text()
-    assert '"scoring_id": "fair-v1@r3"' in baseline and '"case0[good]"' in baseline
+    assert '"scoring_id": "fair-v1@r4"' in baseline and '"case0[good]"' in baseline
 
     again = pytester.runpytest("--doceval")
     again.assert_outcomes(passed=6)
@@ -115,7 +115,7 @@ def test_json_report_contract(pytester: pytest.Pytester, demo_suite: Callable[..
     report = read_report(pytester.path / "out" / "r.json")
     assert report["schema"] == "doceval-report/1"
     suite = report["suites"]["demo"]
-    assert suite["kind"] == "documents" and suite["scoring_id"] == "fair-v1@r3"
+    assert suite["kind"] == "documents" and suite["scoring_id"] == "fair-v1@r4"
     row = suite["results"][0]
     assert {"case", "system", "outcome", "metrics", "counts"} <= set(row)
     assert row["outcome"] == "passed"
@@ -210,6 +210,6 @@ class Counting:
     pytester.runpytest("--doceval").assert_outcomes(passed=1)
     assert (pytester.path / "cases" / "calls.txt").read_text() == "x"
     report = read_report(pytester.path / "doceval-report.json")
-    assert report["suites"]["docs"]["scoring_id"] == "plain-v1@r3"
+    assert report["suites"]["docs"]["scoring_id"] == "plain-v1@r4"
     pytester.runpytest("--doceval", "--doceval-no-cache").assert_outcomes(passed=1)
     assert (pytester.path / "cases" / "calls.txt").read_text() == "xx"
