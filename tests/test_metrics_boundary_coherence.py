@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
@@ -353,3 +354,148 @@ def test_an_anchor_survives_an_insertion_on_either_side_but_not_another_place() 
     elsewhere = truth_text.index("route")
     assert not is_anchored(truth, output, at_output, elsewhere)
     assert not is_anchored(truth, output, output_text.index("Ten"), at_truth)
+
+
+# ------------------------------------------------- brute force on small cases, written apart
+#
+# The definition recomputed for small texts without the module's machinery: B_gt from blocks
+# split at blank lines, the line-break reading as one regex (the texts here hold only prose
+# paragraphs and headings, so no line is held), every optimal Levenshtein alignment enumerated
+# from a dynamic programme of its own (rapidfuzz returns one of them; the definition allows any),
+# the anchors from lists of word characters, the matching by trying every assignment. The
+# module's BC must be the BC of one of those alignments, and when every optimal alignment gives
+# the same projection (an output that only adds to the truth) it must be that one.
+
+SMALL_WORD = st.sampled_from(["ab", "cd", "ef", "gh", "ij"])
+SMALL_BLOCK = st.one_of(
+    st.lists(SMALL_WORD, min_size=1, max_size=3).map(" ".join),
+    SMALL_WORD.map(lambda w: "# " + w),
+)
+TOO_MANY = 3000
+
+
+def _small_gold(truth: str) -> list[int]:
+    starts = [m.start() for m in re.finditer(r"(?:^|(?<=\n\n))\S", truth)]
+    heading = [truth.startswith("# ", s) for s in starts]
+    return [s for k, s in enumerate(starts) if k and (heading[k] or not heading[k - 1])]
+
+
+def _optimal_alignments(truth: str, output: str) -> set[tuple[tuple[int, int], ...]] | None:
+    """Every optimal alignment as its diagonal pairs (truth index, output index); None when
+    there are more than TOO_MANY."""
+    n, m = len(truth), len(output)
+    cost = [[0] * (m + 1) for _ in range(n + 1)]  # cost[i][j]: truth[i:] against output[j:]
+    for i in range(n, -1, -1):
+        for j in range(m, -1, -1):
+            if i == n or j == m:
+                cost[i][j] = (n - i) + (m - j)
+            else:
+                cost[i][j] = min(
+                    cost[i + 1][j] + 1,
+                    cost[i][j + 1] + 1,
+                    cost[i + 1][j + 1] + (truth[i] != output[j]),
+                )
+    memo: dict[tuple[int, int], set[tuple[tuple[int, int], ...]]] = {}
+
+    def paths(i: int, j: int) -> set[tuple[tuple[int, int], ...]]:
+        if (i, j) in memo:
+            return memo[(i, j)]
+        found: set[tuple[tuple[int, int], ...]] = set()
+        if i == n and j == m:
+            found.add(())
+        if i < n and j < m and cost[i][j] == cost[i + 1][j + 1] + (truth[i] != output[j]):
+            found |= {((i, j), *rest) for rest in paths(i + 1, j + 1)}
+        if i < n and cost[i][j] == cost[i + 1][j] + 1:
+            found |= paths(i + 1, j)
+        if j < m and cost[i][j] == cost[i][j + 1] + 1:
+            found |= paths(i, j + 1)
+        if len(found) > TOO_MANY:
+            raise OverflowError
+        memo[(i, j)] = found
+        return found
+
+    try:
+        return paths(0, 0)
+    except OverflowError:
+        return None
+
+
+def _small_words(text: str) -> list[tuple[str, int]]:
+    return [(ch.casefold(), k) for k, ch in enumerate(text) if ch.isalnum() or ch == "_"]
+
+
+def _small_anchored(truth: str, text: str, cut: int, mapped: int) -> bool:
+    def sides(chars: list[tuple[str, int]], at: int, width: int) -> tuple[str, str]:
+        before = "".join(c for c, k in chars if k < at)
+        after = "".join(c for c, k in chars if k >= at)
+        return before[-width:], after[:width]
+
+    ours, theirs = _small_words(text), _small_words(truth)
+    for side in (0, 1):
+        near, wide = sides(ours, cut, 16)[side], sides(ours, cut, 32)[side]
+        t_near, t_wide = sides(theirs, mapped, 16)[side], sides(theirs, mapped, 32)[side]
+
+        def found(short: str, long: str) -> bool:
+            return fuzz.partial_ratio(short, long) >= 75 if short else not long
+
+        if not (found(near, t_wide) or found(t_near, wide)):
+            return False
+    return True
+
+
+def _most_pairs(gold: list[int], predicted: list[int], tolerance: int) -> int:
+    if not gold:
+        return 0
+    best = _most_pairs(gold[1:], predicted, tolerance)  # the first truth boundary unmatched
+    for k, p in enumerate(predicted):
+        if abs(p - gold[0]) <= tolerance:
+            rest = predicted[:k] + predicted[k + 1 :]
+            best = max(best, 1 + _most_pairs(gold[1:], rest, tolerance))
+    return best
+
+
+def _small_bc(
+    truth: str, output: str, pairs: tuple[tuple[int, int], ...], size: int, tolerance: int
+) -> float:
+    gold = _small_gold(truth)
+    text = "".join(output[j] for _, j in pairs)
+    after = [0] + [i + 1 for i, _ in pairs]
+    chunks = split_text(text, size, 0)
+    cuts = sorted({c.start for c in chunks} - {chunks[0].start}) if chunks else []
+    kept = [after[c] for c in cuts if _small_anchored(truth, text, c, after[c])]
+    return _most_pairs(gold, kept, tolerance) / len(gold) if gold else 1.0
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(SMALL_BLOCK, min_size=2, max_size=4),
+    st.data(),
+    st.sampled_from([12, 18, 25]),
+    st.integers(0, 4),
+)
+def test_equal_to_a_brute_force_on_small_texts(
+    blocks: list[str], data: st.DataObject, size: int, tolerance: int
+) -> None:
+    truth = "\n\n".join(blocks)
+    how = data.draw(st.sampled_from(["repeat", "drop", "shuffle", "reword"]))
+    if how == "repeat":
+        times = data.draw(st.lists(st.integers(1, 3), min_size=len(blocks), max_size=len(blocks)))
+        out_blocks = [b for b, k in zip(blocks, times, strict=True) for _ in range(k)]
+    elif how == "drop":
+        out_blocks = data.draw(st.lists(st.sampled_from(blocks), min_size=1, max_size=4))
+    elif how == "shuffle":
+        out_blocks = data.draw(st.permutations(blocks))
+    else:
+        out_blocks = [b.replace(data.draw(SMALL_WORD), "zz") for b in blocks]
+    output = data.draw(st.sampled_from(["\n", "\n\n", "\n\n\n"])).join(out_blocks)
+    read = re.sub(r"\n+", "\n\n", output)  # the texts hold no spacing around line breaks
+    alignments = _optimal_alignments(truth, read)
+    if alignments is None:
+        return  # too many optimal alignments to enumerate
+    possible = {_small_bc(truth, read, pairs, size, tolerance) for pairs in alignments}
+    score = boundary_coherence(truth, output, tolerance=tolerance, size=size, overlap=0)
+    assert score.value in possible, (score.value, possible)
+    identity = tuple((i, i) for i in range(len(truth)))
+    assert score.ceiling == _small_bc(truth, truth, identity, size, tolerance)
+    if how == "repeat":  # only additions: one projection, the truth itself
+        assert possible == {score.ceiling} and score.value == score.ceiling
