@@ -71,21 +71,21 @@ the projection's character k-1: when truth characters were deleted just before t
 around the place it maps to. Where the two texts share little, the character alignment is arbitrary
 (it still pairs up common letters), and a ±20-character window every ~450 characters would catch a
 truth boundary by chance: an unrelated document scored about 0.25 and a page with its paragraphs
-reversed scored its full ceiling. So both texts are read as their *word characters* (letters, digits
-and ``_``, casefolded; whitespace, punctuation and markup such as ``#``, ``*``, ``|`` or pandoc's
-``::: thebibliography`` div fences and ``{#sec:x}`` attributes dropped, so a plain-text parser
-that loses the markdown still anchors), and a cut at projection offset p mapped to truth offset q
-is *anchored* when, on each side (before and after), the ``ANCHOR_CHARACTERS`` (16)
-word characters next to the cut in one text are found, up to ``ANCHOR_EDITS`` (a quarter), among
-the 32 next to it in the other, either way round (rapidfuzz's ``fuzz.partial_ratio`` >= 75). The
-wide window forgives what only one side writes near a cut: a pandoc citation key or footnote
-reference in the truth's markdown, a section number or a footnote mark in the output; an OCR slip
-costs a few edits. Two unrelated stretches of text are far apart, and both sides matter: a sentence
-repeated over and over starts its chunks with the truth's words, but what precedes each cut is the
-sentence's own end, not the truth's text before it; a reversed page starts a chunk at a true
-paragraph start preceded by the wrong paragraph. Known cost: where the output words a stretch
-differently from the truth right at a cut ("References" for the truth's "Bibliography"), that cut
-is lost. `BoundaryScore.anchored` counts anchored cuts.
+reversed scored its full ceiling. So the truth and the projection (the text that was chunked) are
+read as their *word characters* (letters, digits and ``_``, casefolded; whitespace, punctuation and
+markup such as ``#``, ``*``, ``|`` or pandoc's ``::: thebibliography`` div fences and ``{#sec:x}``
+attributes dropped, so a plain-text parser that loses the markdown still anchors), and a cut at
+projection offset p mapped to truth offset q is *anchored* when, on each side (before and after),
+the ``ANCHOR_CHARACTERS`` (16) word characters next to the cut in one text are found, up to
+``ANCHOR_EDITS`` (a quarter), among the 32 next to it in the other, either way round (rapidfuzz's
+``fuzz.partial_ratio`` >= 75). The wide window forgives what only one side writes near a cut: a
+pandoc citation key or footnote reference in the truth's markdown, a section number or a footnote
+mark in the output; an OCR slip costs a few edits. Two unrelated stretches of text are far apart,
+and both sides matter: a sentence repeated over and over starts its chunks with the truth's words,
+but what precedes each cut is the sentence's own end, not the truth's text before it; a reversed
+page starts a chunk at a true paragraph start preceded by the wrong paragraph. Known cost: where
+the output words a stretch differently from the truth right at a cut ("References" for the truth's
+"Bibliography"), that cut is lost. `BoundaryScore.anchored` counts anchored cuts.
 
 **Matching** of anchored cuts is one-to-one within ``±tolerance`` characters of the truth as read
 in step 1 (default 20): one predicted boundary cannot satisfy two truth boundaries, nor one truth
