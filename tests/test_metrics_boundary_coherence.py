@@ -16,7 +16,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from pytest_doceval.kinds.documents.boundary_coherence import (
-    LINE_BREAK,
+    PARAGRAPH_BREAK,
     WordCharacters,
     boundary_coherence,
     canonical_breaks,
@@ -75,19 +75,19 @@ def test_project_hand_worked() -> None:
 
 def test_canonical_breaks_hand_worked() -> None:
     one, blank, two = "a\nb", "a\n\nb", "a \n\t\n\nb"
-    assert {canonical_breaks(t).text for t in (one, blank, two)} == {"a" + LINE_BREAK + "b"}
-    # A LINE_BREAK's characters stand for the run's first ones, the gap after it for the next
-    # line's start; a single newline's run has one character to stand for.
-    assert canonical_breaks(two).source == (0, 1, 2, 6, 7)
-    assert canonical_breaks(one).source == (0, 1, 1, 2, 3)
+    assert {canonical_breaks(t).text for t in (one, blank, two)} == {"a\u2029b"}
+    assert PARAGRAPH_BREAK == "\u2029"
+    # A break stands at the start of its run, the next character where it is.
+    assert canonical_breaks(two).source == (0, 1, 6, 7)
+    assert canonical_breaks(one).source == (0, 1, 2, 3)
     table = "text\n| a | b |\n|---|---|\n| 1 | 2 |\nafter"
-    assert canonical_breaks(table).text == ("text\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nafter")
+    assert canonical_breaks(table).text == "text\u2029| a | b |\n|---|---|\n| 1 | 2 |\u2029after"
     fenced = "x\n```\ncode\nmore\n```\ny"
-    assert canonical_breaks(fenced).text == "x\n\n```\ncode\nmore\n```\n\ny"
+    assert canonical_breaks(fenced).text == "x\u2029```\ncode\nmore\n```\u2029y"
     div = "para\n::: {#tab:x}\n| a |\n:::\nnext"
-    assert canonical_breaks(div).text == "para\n\n::: {#tab:x}\n| a |\n:::\n\nnext"
+    assert canonical_breaks(div).text == "para\u2029::: {#tab:x}\n| a |\n:::\u2029next"
     math = "we get $$E = m\n\\label{e}$$ and\nmore"
-    assert canonical_breaks(math).text == "we get $$E = m\n\\label{e}$$ and\n\nmore"
+    assert canonical_breaks(math).text == "we get $$E = m\n\\label{e}$$ and\u2029more"
 
 
 def test_match_is_one_to_one() -> None:
@@ -105,9 +105,9 @@ def test_boundary_coherence_hand_worked() -> None:
     plain = "Head alpha beta gamma delta epsilon zeta eta theta"
     # Truth boundaries: "delta" (26) and "zeta" (41); "alpha" follows the heading. The plain
     # text, cut at spaces into 20-character chunks, starts chunks at "gamma" (truth 19) and
-    # "zeta" (the gap after the blank line's first character, truth 40).
+    # "zeta" (its space stands for the blank line, read as one break: truth 41).
     score = boundary_coherence(truth, plain, tolerance=5, size=20, overlap=0)
-    assert (score.truth, score.predicted) == ((26, 41), (19, 40))
+    assert (score.truth, score.predicted) == ((26, 41), (19, 41))
     assert (score.value, score.matched, score.n_truth, score.n_pred) == (0.5, 1, 2, 2)
     # The truth's own chunks start at every paragraph: its ceiling is 1.
     assert score.ceiling == 1.0
@@ -360,7 +360,8 @@ def test_an_anchor_survives_an_insertion_on_either_side_but_not_another_place() 
 #
 # The definition recomputed for small texts without the module's machinery: B_gt from blocks
 # split at blank lines, the line-break reading as one regex (the texts here hold only prose
-# paragraphs and headings, so no line is held), every optimal Levenshtein alignment enumerated
+# paragraphs and headings, so no line is held; a run of newlines is one "|" to the alignment and
+# a blank line to the splitter), every optimal Levenshtein alignment enumerated
 # from a dynamic programme of its own (rapidfuzz returns one of them; the definition allows any),
 # the anchors from lists of word characters, the matching by trying every assignment. The
 # module's BC must be the BC of one of those alignments, and when every optimal alignment gives
@@ -454,15 +455,24 @@ def _most_pairs(gold: list[int], predicted: list[int], tolerance: int) -> int:
     return best
 
 
+def _small_cuts(text: str, size: int) -> list[int]:
+    """The splitter's cuts of `text` with each "|" a blank line, as offsets into `text`."""
+    written = text.replace("|", "\n\n")
+    chunks = split_text(written, size, 0)
+    cuts = sorted({c.start for c in chunks} - {chunks[0].start}) if chunks else []
+    # a cut starts a chunk, so it is a word's letter: the same letter in `text`
+    return [c - written[:c].count("\n\n") for c in cuts]
+
+
 def _small_bc(
     truth: str, output: str, pairs: tuple[tuple[int, int], ...], size: int, tolerance: int
 ) -> float:
-    gold = _small_gold(truth)
+    """BC of `output` (read) against `truth` (read) under one alignment."""
+    gold = _small_gold(truth.replace("|", "\n\n"))
+    gold = [g - truth.replace("|", "\n\n")[:g].count("\n\n") for g in gold]
     text = "".join(output[j] for _, j in pairs)
     after = [0] + [i + 1 for i, _ in pairs]
-    chunks = split_text(text, size, 0)
-    cuts = sorted({c.start for c in chunks} - {chunks[0].start}) if chunks else []
-    kept = [after[c] for c in cuts if _small_anchored(truth, text, c, after[c])]
+    kept = [after[c] for c in _small_cuts(text, size) if _small_anchored(truth, text, c, after[c])]
     return _most_pairs(gold, kept, tolerance) / len(gold) if gold else 1.0
 
 
@@ -488,14 +498,15 @@ def test_equal_to_a_brute_force_on_small_texts(
     else:
         out_blocks = [b.replace(data.draw(SMALL_WORD), "zz") for b in blocks]
     output = data.draw(st.sampled_from(["\n", "\n\n", "\n\n\n"])).join(out_blocks)
-    read = re.sub(r"\n+", "\n\n", output)  # the texts hold no spacing around line breaks
-    alignments = _optimal_alignments(truth, read)
+    # the texts hold no spacing around line breaks and no "|"
+    read, truth_read = re.sub(r"\n+", "|", output), truth.replace("\n\n", "|")
+    alignments = _optimal_alignments(truth_read, read)
     if alignments is None:
         return  # too many optimal alignments to enumerate
-    possible = {_small_bc(truth, read, pairs, size, tolerance) for pairs in alignments}
+    possible = {_small_bc(truth_read, read, pairs, size, tolerance) for pairs in alignments}
     score = boundary_coherence(truth, output, tolerance=tolerance, size=size, overlap=0)
     assert score.value in possible, (score.value, possible)
-    identity = tuple((i, i) for i in range(len(truth)))
-    assert score.ceiling == _small_bc(truth, truth, identity, size, tolerance)
+    identity = tuple((i, i) for i in range(len(truth_read)))
+    assert score.ceiling == _small_bc(truth_read, truth_read, identity, size, tolerance)
     if how == "repeat":  # only additions: one projection, the truth itself
         assert possible == {score.ceiling} and score.value == score.ceiling

@@ -135,7 +135,11 @@ from pytest_doceval.text.normalise import PANDOC_MARKUP, RAW
 DEFAULT_TOLERANCE = 20
 ANCHOR_CHARACTERS = 16
 ANCHOR_EDITS = 0.25
-LINE_BREAK = "\n\n"  # what every run of line breaks reads as (see the module docstring)
+# A run of line breaks as the alignment reads it: one character (RAW turns a U+2029 in any text
+# into a newline, so none is left to be confused with it) ...
+PARAGRAPH_BREAK = "\u2029"
+# ... and as the splitter reads it: a blank line (see the module docstring).
+LINE_BREAK = "\n\n"
 
 _SETEXT_UNDERLINE = SETEXT_UNDERLINE
 _WORD_CHARACTER = re.compile(r"\w")
@@ -258,9 +262,9 @@ def _div_fence(line: str, *, opening: bool) -> bool:
 
 def canonical_breaks(text: str) -> Reading:
     """`text` with its runs of line breaks read as step 1 of B_pred says: each as one
-    ``LINE_BREAK``, but a single newline stays one between two table lines, between a pandoc
+    ``PARAGRAPH_BREAK``, but a single newline stays one between two table lines, between a pandoc
     div's fence and its inside, or inside a fenced code block or ``$$`` display math. A
-    ``LINE_BREAK``'s characters stand for the run's first ones (its last, when it is shorter)."""
+    ``PARAGRAPH_BREAK`` stands at the start of the run it replaces."""
     parts: list[str] = []
     source: list[int] = []
     last = 0  # where the line before the next run starts
@@ -279,12 +283,8 @@ def canonical_breaks(text: str) -> Reading:
             or _div_fence(after, opening=False)
         )
         kept = held and run.group().count("\n") == 1
-        parts += (before, "\n" if kept else LINE_BREAK)
-        written = 1 if kept else len(LINE_BREAK)
-        source += (
-            *range(last, run.start()),
-            *(min(run.start() + i, run.end() - 1) for i in range(written)),
-        )
+        parts += (before, "\n" if kept else PARAGRAPH_BREAK)
+        source += (*range(last, run.start()), run.start())
         last = run.end()
     parts.append(text[last:])
     source += (*range(last, len(text)), len(text))
@@ -391,6 +391,28 @@ def match_boundaries(truth: Sequence[int], predicted: Sequence[int], tolerance: 
     return matched
 
 
+def _written(text: str) -> tuple[str, list[int]]:
+    """`text` as the splitter reads it, each ``PARAGRAPH_BREAK`` a ``LINE_BREAK``, and for
+    each of its positions (and the end) the position in `text`."""
+    back: list[int] = []
+    for index, character in enumerate(text):
+        back += [index] * (len(LINE_BREAK) if character == PARAGRAPH_BREAK else 1)
+    back.append(len(text))
+    return text.replace(PARAGRAPH_BREAK, LINE_BREAK), back
+
+
+def _cuts_and_words(text: str, size: int, overlap: int) -> tuple[list[int], WordCharacters]:
+    """The splitter's cuts of `text` written out, and its word characters (pandoc's div fences
+    are found line by line), both in `text`'s offsets (a cut starts a chunk: never inside a
+    ``LINE_BREAK``)."""
+    written, back = _written(text)
+    words = WordCharacters.of(written)
+    cuts = chunk_boundaries(split_text(written, size, overlap))
+    return [back[cut] for cut in cuts], WordCharacters(
+        words.characters, tuple(back[offset] for offset in words.offsets)
+    )
+
+
 def boundary_coherence(
     truth: str,
     output: str,
@@ -405,9 +427,9 @@ def boundary_coherence(
     reading = canonical_breaks(truth)
     gold = [reading.at(boundary) for boundary in truth_boundaries(truth)]
     projection = project(reading.text, canonical_breaks(RAW(output)).text)
-    cuts = chunk_boundaries(split_text(projection.text, size, overlap))
+    cuts, output_words = _cuts_and_words(projection.text, size, overlap)
+    truth_cuts, truth_words = _cuts_and_words(reading.text, size, overlap)
     predicted = [projection.truth_gap[cut] for cut in cuts]
-    truth_words, output_words = WordCharacters.of(reading.text), WordCharacters.of(projection.text)
     anchored = [
         mapped
         for cut, mapped in zip(cuts, predicted, strict=True)
@@ -418,9 +440,7 @@ def boundary_coherence(
         return BoundaryScore(1.0, 0, 0, len(cuts), 1.0, (), in_truth, len(anchored))
     matched = match_boundaries(gold, anchored, tolerance)
     # The truth is its own projection: its cuts map onto themselves and anchor.
-    best = match_boundaries(
-        gold, chunk_boundaries(split_text(reading.text, size, overlap)), tolerance
-    )
+    best = match_boundaries(gold, truth_cuts, tolerance)
     return BoundaryScore(
         matched / len(gold),
         matched,
