@@ -92,8 +92,12 @@ def gold_boundaries(truth: str) -> list[int]:
 
 
 def cuts_of(text: str, size: int, overlap: int) -> list[int]:
-    chunks = split_text(text, size, overlap)
-    return sorted({c.start for c in chunks} - {chunks[0].start}) if chunks else []
+    """The splitter's cuts of `text` with each U+2029 written as a blank line, as offsets into
+    `text` (a cut starts a chunk: a visible character, found by counting them)."""
+    written = text.replace("\u2029", "\n\n")
+    chunks = split_text(written, size, overlap)
+    cuts = sorted({c.start for c in chunks} - {chunks[0].start}) if chunks else []
+    return [cut - written.count("\n\n", 0, cut) for cut in cuts]
 
 
 def is_held(line: str) -> bool:
@@ -106,7 +110,7 @@ def is_held(line: str) -> bool:
 
 
 def read_breaks(text: str) -> tuple[str, list[int]]:
-    """Every run of line breaks read as a blank line, but a single newline kept between two
+    """Every run of line breaks read as one U+2029, but a single newline kept between two
     table/HTML lines, after a div's opening fence, before its closing one, inside ``` code or $$
     math; with, for every character and the end, the offset in `text` it stands for. Walked
     line by line: a run is a line's trailing spacing, its newline and the whitespace-only lines
@@ -134,10 +138,8 @@ def read_breaks(text: str) -> tuple[str, list[int]]:
             or (line.lstrip().startswith(":::") and bool(line.strip().strip(":")))
             or (following.lstrip().startswith(":::") and not following.strip().strip(":"))
         )
-        separator = "\n" if held and m == k + 1 else "\n\n"
-        run_start, run_end = starts[k] + len(line), starts[m]
-        out.append(separator)
-        where.extend(min(run_start + i, run_end - 1) for i in range(len(separator)))
+        out.append("\n" if held and m == k + 1 else "\u2029")
+        where.append(starts[k] + len(line))
         k = m
     out.append(lines[k])
     where.extend(range(starts[k], starts[k] + len(lines[k])))
@@ -174,8 +176,9 @@ class Words:
     @classmethod
     def of(cls, text: str) -> Words:
         markup: set[int] = set()
+        lines = text.replace("\u2029", "\n")  # a break ends a line: same length, same offsets
         for pattern in (md.PANDOC_DIV_FENCE_LINES, md.PANDOC_ATTRIBUTE_BLOCK):
-            for m in pattern.finditer(text):
+            for m in pattern.finditer(lines):
                 markup.update(range(m.start(), m.end()))
         chars = [
             (folded, k)
@@ -374,7 +377,7 @@ def test_the_mapping_follows_the_definition_by_hand() -> None:
     text, after = projected("# Title\n\nBody", "Title\n\nXXBody")
     assert text == "Title\n\nBody"
     assert after[0] == 0 and after[len("Title\n\n")] == len("# Title\n\n")
-    assert read_breaks("a \n\n\nb\n  c") == ("a\n\nb\n\n  c", [0, 1, 2, 5, 6, 6, 7, 8, 9, 10])
+    assert read_breaks("a \n\n\nb\n  c") == ("a\u2029b\u2029  c", [0, 1, 5, 6, 7, 8, 9, 10])
 
 
 # ------------------------------------------------------------------------------ shipped cases
