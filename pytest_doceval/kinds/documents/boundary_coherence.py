@@ -34,38 +34,43 @@ chunk's start is where the splitter cut, while its end falls at or inside the ne
 overlap) and is not a second cut. The projection (`project`) is what the splitter reads, in two
 steps, each for a measured fault of chunking the output as it stands:
 
-1. **Line breaks** (`canonical_breaks`): in both texts every run of line breaks -- one newline,
-   a blank line or several, with the spacing that ends the lines -- reads as one blank line
-   (``LINE_BREAK``). A line break is a boundary candidate exactly as a blank line is: one
-   newline is how most plain-text extractors end a paragraph, and the splitter, which tries
-   ``"\n\n"`` before ``"\n"``, would otherwise pack the same paragraphs differently for a
-   one-character difference (the same words with single newlines scored 0.00 against a
-   ceiling of 0.33). So the same words with paragraphs separated by one newline, a blank line
-   or two score exactly alike. The exceptions keep what markdown holds together as one piece
-   of text, as the splitter sees it in the markdown: a single newline stays a newline between
-   two table lines (pipe rows, separator rows, grid borders, HTML lines such as ``<tr>``),
-   between a pandoc div's fence (``::: {#tab:x}``, ``:::``) and the div's inside, and inside a
-   fenced code block or ``$$`` display math. The cost: lines an output breaks inside a
-   paragraph (a PDF's visual lines) are as much a candidate as a paragraph break -- which is
-   what the seed's plain-text pipeline gets from such a text anyway, its splitter falling back
-   to ``"\n"`` -- and so are the items of a tight list.
-2. **Text the truth does not have**: the two texts are aligned character by character
-   (rapidfuzz's ``Levenshtein.opcodes``, the alignment CER counts on), and the output's
-   characters inserted by that alignment are left out; what remains is the output's own
-   characters that stand for truth characters (equal or substituted), in order. Extra text --
-   a paragraph written twice, a running header, a hallucinated line -- is scored by CER/NED and
-   structure precision, not here: chunked as it stands, it only changes how much truth text a
-   chunk holds, and a parser that wrote every paragraph twice got one chunk per paragraph and
-   a BC above the truth's own (0.47 against a ceiling of 0.33). A truth break is earned once,
-   by the text that stands for it. When the output only *adds* to the truth (its canonical
-   text is a supersequence of the truth's, as any repetition of the truth's text, whole or per
-   paragraph, is), every optimal alignment inserts the additions and keeps the rest, so the
-   projection *is* the truth and BC equals the ceiling exactly; it never exceeds it.
+1. **Line breaks** (`canonical_breaks`): in both texts every run of line breaks -- one newline, a
+   blank line or several, with the spacing that ends the lines -- reads as one paragraph break: one
+   character (``PARAGRAPH_BREAK``, U+2029) to the alignment, a blank line (``LINE_BREAK``) to the
+   splitter. A line break is a boundary candidate exactly as a blank line is: one newline is how
+   most plain-text extractors end a paragraph, and the splitter, which tries ``"\n\n"`` before
+   ``"\n"``, would otherwise pack the same paragraphs differently for a one-character difference
+   (the same words with single newlines scored 0.00 against a ceiling of 0.33). So the same words
+   with paragraphs separated by one newline, a blank line or two score exactly alike. The
+   exceptions keep what markdown holds together as one piece of text, as the splitter sees it in
+   the markdown: a single newline stays a newline between two table lines (pipe rows, separator
+   rows, grid borders, HTML lines such as ``<tr>``), between a pandoc div's fence (a ``:::`` line)
+   and the div's inside, and inside a fenced code block or ``$$`` display math. The cost: lines an
+   output breaks inside a paragraph (a PDF's visual lines) are as much a candidate as a paragraph
+   break -- which is what the seed's plain-text pipeline gets from such a text anyway, its splitter
+   falling back to ``"\n"`` -- and so are the items of a tight list.
+2. **Text the truth does not have**: the two texts so read are aligned character by character
+   (rapidfuzz's ``Levenshtein.opcodes``, the alignment CER counts on, with a paragraph break one
+   character), and the output's characters inserted by that alignment are left out; what remains is
+   the output's own characters that stand for truth characters (equal or substituted), in order.
+   Extra text -- a paragraph written twice, a running header, a hallucinated line -- is scored by
+   CER/NED and structure precision, not here: chunked as it stands, it only changes how much truth
+   text a chunk holds, and a parser that wrote every paragraph twice got one chunk per paragraph
+   and a BC above the truth's own (0.47 against a ceiling of 0.33). A truth break is earned once,
+   by the text that stands for it. When the output only *adds* to the truth (its canonical text is
+   a supersequence of the truth's, as any repetition of the truth's text, whole or per paragraph,
+   is), every optimal alignment inserts the additions and keeps the rest, so the projection *is*
+   the truth and BC equals the ceiling exactly; it never exceeds it. A paragraph break is kept or
+   left out whole: the output's break where the truth has a space (a PDF's visual line) stays the
+   output's break, not a newline the truth's spacing chose -- had the two newlines of a blank line
+   been aligned apart, a plain-text extraction's line breaks would be split into paragraph breaks
+   where the truth has them and newlines elsewhere, and it would score what a markdown output
+   scores.
 
-A cut at projection offset k maps onto the truth right after the truth character aligned with
-the projection's character k-1: when truth characters were deleted just before the cut
-(markup such as ``# `` that a plain-text parser drops), it maps to the start of that deletion
--- the truth boundary sits before the markup.
+A cut at projection offset k (a paragraph break counting one) maps onto the truth right after
+the truth character aligned with the projection's character k-1: when truth characters were
+deleted just before the cut (markup such as ``# `` that a plain-text parser drops), it maps to
+the start of that deletion -- the truth boundary sits before the markup.
 
 **Anchoring**: a predicted cut takes part only where the output around it *is* the truth's text
 around the place it maps to. Where the two texts share little, the character alignment is arbitrary
