@@ -108,7 +108,7 @@ parser's own invention; a chunk boundary is not.) An empty output with a non-emp
 chunks and their breaks cannot all be cut. BC of the truth against itself, kept as
 `BoundaryScore.ceiling`, is what a perfect output scores on that truth (1.0 only when every
 block starts a chunk of its own; 0.29-0.50 on the example papers, whose paragraphs are short,
-0.78 on the benchmark's synthetic 50,000-character report); compare systems with each
+0.73 on the benchmark's synthetic 50,000-character report); compare systems with each
 other and with that ceiling, not with 1. (Repetition cannot pass it, see B_pred; it is still
 not a strict upper bound for every output: one that drops or rewords text can happen to put
 more cuts on the truth's boundaries than the truth's own chunking does.)
