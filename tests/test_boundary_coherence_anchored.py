@@ -139,6 +139,8 @@ def read_breaks(text: str) -> tuple[str, list[int]]:
             or (following.lstrip().startswith(":::") and not following.strip().strip(":"))
         )
         out.append("\n" if held and m == k + 1 else "\u2029")
+        if m > k + 1:  # a blank line: no $$ math goes on past it
+            math = False
         where.append(starts[k] + len(line))
         k = m
     out.append(lines[k])
@@ -315,6 +317,10 @@ BLOCK = st.one_of(
     SENTENCE.map(lambda s: "::: thebibliography\n" + s + "\n:::"),
     SENTENCE.map(lambda s: "- " + s + "\n- " + s[:25]),
     SENTENCE.map(lambda s: "    " + s),
+    SENTENCE.map(lambda s: "so $$x\n= y$$ and\n" + s),  # display math inside a paragraph
+    SENTENCE.map(lambda s: "costs $$5\n" + s),  # a $$ never closed
+    SENTENCE.map(lambda s: "| " + s[:20] + " |\n|---|\n| " + s[-20:] + " |"),
+    SENTENCE.map(lambda s: "<table>\n<tr><td>" + s[:20] + "</td></tr>\n</table>"),
 )
 DOCUMENT = st.lists(BLOCK, min_size=1, max_size=20).map("\n\n".join)
 

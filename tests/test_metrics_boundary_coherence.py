@@ -88,6 +88,9 @@ def test_canonical_breaks_hand_worked() -> None:
     assert canonical_breaks(div).text == "para\u2029::: {#tab:x}\n| a |\n:::\u2029next"
     math = "we get $$E = m\n\\label{e}$$ and\nmore"
     assert canonical_breaks(math).text == "we get $$E = m\n\\label{e}$$ and\u2029more"
+    # an unclosed $$ holds lines together only up to the paragraph's end
+    unclosed = "costs $$5\nor more\n\nnext\nline"
+    assert canonical_breaks(unclosed).text == "costs $$5\nor more\u2029next\u2029line"
 
 
 def test_match_is_one_to_one() -> None:

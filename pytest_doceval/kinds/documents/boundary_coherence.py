@@ -268,8 +268,8 @@ def _div_fence(line: str, *, opening: bool) -> bool:
 def canonical_breaks(text: str) -> Reading:
     """`text` with its runs of line breaks read as step 1 of B_pred says: each as one
     ``PARAGRAPH_BREAK``, but a single newline stays one between two table lines, between a pandoc
-    div's fence and its inside, or inside a fenced code block or ``$$`` display math. A
-    ``PARAGRAPH_BREAK`` stands at the start of the run it replaces."""
+    div's fence and its inside, or inside a fenced code block or ``$$`` display math (which a
+    blank line ends). A ``PARAGRAPH_BREAK`` stands at the start of the run it replaces."""
     parts: list[str] = []
     source: list[int] = []
     last = 0  # where the line before the next run starts
@@ -287,7 +287,9 @@ def canonical_breaks(text: str) -> Reading:
             or _div_fence(before, opening=True)
             or _div_fence(after, opening=False)
         )
-        kept = held and run.group().count("\n") == 1
+        single = run.group().count("\n") == 1
+        kept = held and single
+        in_math = in_math and single  # display math is inside a paragraph: a blank line ends it
         parts += (before, "\n" if kept else PARAGRAPH_BREAK)
         source += (*range(last, run.start()), run.start())
         last = run.end()
