@@ -65,6 +65,9 @@ OCR_WITHOUT_KOREAN = ("rapidocr",)
 # must be the truth's there), so unrelated or degenerate outputs no longer score by chance.
 # r4: the references cut recognises numbered, deeper, other-case and other-word headings
 # (`7. REFERENCES`, `#### References`, `Works Cited`, `참고문헌`): body_cer moves; ned added.
+# Boundary Coherence reads every run of line breaks as one paragraph break and leaves text the
+# alignment inserted out of its chunking (repeats cannot lift it, separators cannot move it).
+# Tables are read as pandoc reads them (a headerless table has no thead).
 SCORING_REVISION = 4
 
 
