@@ -16,7 +16,7 @@ import pytest
 from pytest_doceval.errors import DocevalError, SystemUnavailable
 from pytest_doceval.kinds import CaseRef, case_row
 from pytest_doceval.rows import Row
-from pytest_doceval.session import SESSION_KEY, in_shard
+from pytest_doceval.session import SESSION_KEY
 
 
 class GateFailure(DocevalError):
@@ -33,10 +33,9 @@ class SuiteFile(pytest.File):
             # and a broken suite must not keep the other suites from running.
             yield SuiteErrorItem.from_parent(self, name=self.path.parent.name, error=exc)
             return
-        shard = session.options.shard
+        # Every case is collected; a shard run deselects the other shards' (session_hooks.py).
         for ref in suite.case_refs():
-            if shard is None or in_shard(suite.name, ref.case, shard):
-                yield CaseItem.from_parent(self, name=ref.key, ref=ref)
+            yield CaseItem.from_parent(self, name=ref.key, ref=ref)
 
 
 class SuiteErrorItem(pytest.Item):

@@ -90,7 +90,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--doceval-shard",
         metavar="K/N",
         default=None,
-        help="run the K-th of N deterministic shards of the cases (merge with `doceval merge`)",
+        help="run the K-th of N deterministic shards of the cases (merge with `doceval merge`), "
+        "balanced by the case durations of the last report of a whole run, if there is one",
+    )
+    group.addoption(
+        "--doceval-shard-durations",
+        metavar="REPORT",
+        default=None,
+        help="the report (a whole run's, or a merge of shards) whose durations balance the "
+        "shards (default: the JSON report's path)",
     )
 
 
@@ -98,6 +106,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 _NEEDS_DOCEVAL = (
     ("--doceval-update", "doceval_update"),
     ("--doceval-shard", "doceval_shard"),
+    ("--doceval-shard-durations", "doceval_shard_durations"),
     ("--doceval-bootstrap", "doceval_bootstrap"),
     ("--doceval-seed", "doceval_seed"),
     ("--doceval-no-cache", "doceval_no_cache"),
@@ -171,9 +180,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     cache_dir = Path(config.getoption("doceval_cache_dir") or root / project.cache)
     html = config.getoption("doceval_html")
+    json_path = invoked / (config.getoption("doceval_json") or root / JSON_REPORT)
+    durations = config.getoption("doceval_shard_durations")
     options = Options(
         update=config.getoption("doceval_update"),
-        json_path=invoked / (config.getoption("doceval_json") or root / JSON_REPORT),
+        json_path=json_path,
         html_path=None if html == "" else invoked / (html or root / HTML_REPORT),
         cache_dir=cache_dir,
         cache_mode="off"
@@ -190,6 +201,7 @@ def pytest_configure(config: pytest.Config) -> None:
         ),
         executor=_executor(config.getoption("doceval_executor") or project.executor),
         shard=parse_shard(config.getoption("doceval_shard")),
+        shard_durations=invoked / durations if durations else json_path,
     )
     session = DocevalSession(config, project, options, root=root)
     config.stash[SESSION_KEY] = session

@@ -26,6 +26,7 @@ from pytest_doceval.report.schema import (
     kind_keys,
 )
 from pytest_doceval.rows import Row, row_key
+from pytest_doceval.run.shards import HASH_BASIS
 
 DEFINITION_KEYS = ("kind", "scoring_id", "systems", "gate_rules", "path")
 
@@ -79,6 +80,14 @@ def check_shards(reports: Sequence[Report], names: Sequence[str]) -> None:
             raise DocevalError(f"shard {shard} is given twice: {seen[k]} and {name}")
         seen[k] = name
     assert total is not None
+    # Shards from an older plugin carry no basis: theirs was the hash.
+    bases = {r.get("shard_basis", HASH_BASIS): name for r, name in zip(reports, names, strict=True)}
+    if len(bases) > 1:
+        described = "; ".join(f"{name}: {basis}" for basis, name in bases.items())
+        raise DocevalError(
+            f"the shards were split differently ({described}): a case may be in two of them "
+            "or in none; run every shard with the same --doceval-shard-durations report"
+        )
     missing = [f"{k}/{total}" for k in range(1, total + 1) if k not in seen]
     if missing:
         raise DocevalError(

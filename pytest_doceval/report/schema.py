@@ -135,6 +135,7 @@ class Report(TypedDict):
     environment: Environment
     config: StatsSettings
     shard: str | None  # "K/N" for one shard of a run
+    shard_basis: NotRequired[str]  # a shard's: how the run was split (run/shards.py `basis`)
     interrupted: bool
     suites: dict[str, SuiteSection]
 

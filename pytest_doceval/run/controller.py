@@ -53,17 +53,23 @@ class Controller:
         *,
         json_path: Path,
         html_path: Path | None,
-        shard: tuple[int, int] | None,
+        shard: str | None,
+        shard_basis: str | None = None,
+        empty_shard: str | None = None,
         interrupted: bool = False,
     ) -> bool:
         """Aggregate, write report and baselines, apply suite gates. True if a gate failed.
 
         A run that executed no doceval test (``--co``, a ``-k`` that matched nothing) writes no
-        report: it must not replace a complete one with an empty one. An interrupted run's
+        report: it must not replace a complete one with an empty one. A shard that holds none
+        of the run's cases (`empty_shard`, the line that says so) is a legitimate share of the
+        run: its empty report lets ``doceval merge`` see every shard. An interrupted run's
         report says so, and its baselines are not updated."""
-        if not self.collected:
+        if not self.collected and empty_shard is None:
             self.summary_lines.append("doceval: no evaluation test ran; no report written")
             return False
+        if empty_shard is not None:
+            self.summary_lines.append(empty_shard)
         self.interrupted = interrupted
         # Imported here, on the controller only: scipy costs every xdist worker seconds.
         from pytest_doceval.report.analysis import analyse_suite
@@ -93,7 +99,8 @@ class Controller:
         report = build_report(
             sections,
             self.stats.to_dict(),
-            shard=None if shard is None else f"{shard[0]}/{shard[1]}",
+            shard=shard,
+            shard_basis=shard_basis,
             interrupted=interrupted,
         )
         write_report(report, json_path)
