@@ -73,7 +73,7 @@ class CaseItem(pytest.Item):
         report carries it to the controller. A row made at collection for each of 70,000
         items, and every result kept to the end, were hundreds of MB in every process."""
         if self._row is None and not self._done:
-            self._row = case_row(self.suite_name, self.ref, nodeid=self.nodeid)
+            self._row = case_row(self.suite_name, self.ref, nodeid=self.report_nodeid)
         return self._row
 
     @doceval_row.setter
@@ -84,6 +84,17 @@ class CaseItem(pytest.Item):
     def _session(self) -> Any:
         return self.config.stash[SESSION_KEY]
 
+    @property
+    def report_nodeid(self) -> str:
+        """The test's id in the report: its suite file relative to the doceval project root.
+        pytest's own node id is relative to its rootdir, and a suite of another project run
+        from here lost its folder there (``suite.toml::case[system]``)."""
+        try:
+            path = self.path.relative_to(self._session.rootpath).as_posix()
+        except ValueError:
+            return self.nodeid
+        return f"{path}::{self.name}"
+
     def setup(self) -> None:
         session = self._session
         suite = session.suite(self.path)
@@ -93,7 +104,7 @@ class CaseItem(pytest.Item):
             self.result = session.evaluate(suite, self.ref)
         except SystemUnavailable as exc:
             pytest.skip(str(exc))
-        row = case_row(self.suite_name, self.ref, self.result, nodeid=self.nodeid)
+        row = case_row(self.suite_name, self.ref, self.result, nodeid=self.report_nodeid)
         row["duration"] = round(time.perf_counter() - started, 4)
         row["baseline"] = session.baseline_metrics(suite, self.ref)
         self.doceval_row = row

@@ -7,7 +7,6 @@ nothing heavy is imported and nothing is collected unless a run asks for evaluat
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -128,10 +127,13 @@ def _check_numbers(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--doceval-seed {seed}: a seed is a whole number >= 0")
 
 
-def lead_with_cause(message: str, rootpath: Path) -> str:
-    """``path: cause`` becomes ``cause (path)``, paths relative to the rootdir: pytest's short
-    summary line already starts with the test id, and 80 columns should still show why."""
-    message = message.replace(f"{rootpath}{os.sep}", "")
+def lead_with_cause(message: str, *roots: Path) -> str:
+    """``path: cause`` becomes ``cause (path)``, paths relative to `roots` (the doceval
+    project's, pytest's rootdir): pytest's short summary line already starts with the test
+    id, and 80 columns should still show why."""
+    from pytest_doceval.errors import relative_paths
+
+    message = relative_paths(message, *roots)
     first, newline, rest = message.partition("\n")
     where, sep, cause = first.partition(": ")
     if sep and cause and " " not in where and ("/" in where or "." in where):
@@ -241,14 +243,17 @@ def pytest_runtest_makereport(
     report = yield
     if not getattr(item, "is_doceval_item", False):
         return report
-    from pytest_doceval.errors import DocevalError
+    from pytest_doceval.errors import DocevalError, relative_paths
+
+    session = _session(item.config)
+    roots = (item.config.rootpath, *([session.rootpath] if session is not None else []))
 
     if call.excinfo is not None and isinstance(call.excinfo.value, DocevalError):
         # The cause first, not a traceback into the plugin: pytest's short summary already
         # leads with the test id, and a gate or input error names its case or file. A user's
         # parser that raised keeps its own traceback under --tb=long.
         error = call.excinfo.value
-        report.longrepr = lead_with_cause(str(error), item.config.rootpath)
+        report.longrepr = lead_with_cause(str(error), *roots)
         cause = error.__cause__
         if (
             cause is not None
@@ -266,11 +271,12 @@ def pytest_runtest_makereport(
         return report
     if call.when == "setup" and (report.failed or report.skipped):
         row["outcome"] = "skipped" if report.skipped else "error"
-        row["message"] = str(call.excinfo.value) if call.excinfo else None
+        row["message"] = relative_paths(str(call.excinfo.value), *roots) if call.excinfo else None
     elif call.when == "call":
         row["outcome"] = report.outcome
         if report.failed:
-            row["message"] = str(call.excinfo.value) if call.excinfo else str(report.longrepr)
+            failure = str(call.excinfo.value) if call.excinfo else str(report.longrepr)
+            row["message"] = relative_paths(failure, *roots)
     else:
         return report  # only the report that ends a test carries its row
     report.doceval_row = row  # type: ignore[attr-defined]

@@ -10,6 +10,7 @@ tests, and at the end the report, the terminal summary and pytest-html's columns
 from __future__ import annotations
 
 import gc
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -251,16 +252,20 @@ def case_folder_hints(config: pytest.Config) -> list[str]:
     """For a run that collected nothing: a case folder given as a path (the suite folder,
     with its suite.toml, is what pytest collects) gets told so."""
     hints = []
+    invoked = Path(config.invocation_params.dir)
     for arg in config.args:
-        path = Path(config.invocation_params.dir) / arg.split("::")[0]
+        path = invoked / arg.split("::")[0]
         if not path.is_dir() or next(path.rglob("suite.toml"), None) is not None:
             continue
         suite = next((p for p in path.parents if (p / "suite.toml").is_file()), None)
         if suite is not None:
             case = path.relative_to(suite).parts[0]
+            # The suite as the user can type it where pytest was started (no machine's
+            # absolute folders in a CI log).
+            shown = os.path.relpath(suite, invoked)
             hints.append(
-                f"hint: {arg} is a case folder of suite {suite}; a suite is collected from its "
-                f"folder (suite.toml): pytest --doceval {suite} -k {case}"
+                f"hint: {arg} is a case folder of suite {shown}; a suite is collected from its "
+                f"folder (suite.toml): pytest --doceval {shown} -k {case}"
             )
     return hints
 

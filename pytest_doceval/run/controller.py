@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_doceval.config import StatsConfig
-from pytest_doceval.errors import DocevalError
+from pytest_doceval.errors import DocevalError, relative_paths
 from pytest_doceval.kinds import Suite
 from pytest_doceval.metrics.spec import ordered_specs
 from pytest_doceval.results import MEASURED
@@ -85,7 +85,7 @@ class Controller:
                 meta: SuiteMeta = {
                     "kind": None,
                     "path": self._relative(file.parent),
-                    "error": str(exc),
+                    "error": self._message(exc),
                 }
                 sections[name] = analyse_suite(meta, rows, self.stats)
                 continue
@@ -93,9 +93,9 @@ class Controller:
                 sections[suite.name] = self._suite_section(suite, rows)
             except DocevalError as exc:  # its kind's report keys clash with the report's own
                 path = self._relative(suite.spec.path)
-                meta = {"kind": suite.kind, "path": path, "error": str(exc)}
+                meta = {"kind": suite.kind, "path": path, "error": self._message(exc)}
                 sections[suite.name] = analyse_suite(meta, rows, self.stats)
-                self.gate_failures.append(f"{suite.name}: {exc}")
+                self.gate_failures.append(f"{suite.name}: {self._message(exc)}")
         report = build_report(
             sections,
             self.stats.to_dict(),
@@ -119,6 +119,10 @@ class Controller:
             return path.relative_to(self.invoked_in).as_posix()
         except ValueError:
             return path.as_posix()
+
+    def _message(self, error: Exception) -> str:
+        """An error as the report and terminal show it: paths relative to the project."""
+        return relative_paths(str(error), self.root)
 
     def _relative(self, path: Path) -> str:
         try:
@@ -151,22 +155,32 @@ class Controller:
             baseline = self.baselines.of(suite)
         except DocevalError as exc:
             # Every test of the suite already errored with this; the report says it once more.
-            meta["error"] = str(exc)
+            meta["error"] = self._message(exc)
             return analyse_suite(meta, rows, self.stats, suite.analyses)
         defined = {ref.key for ref in suite.case_refs()}
         unused = sorted(set(baseline.entries) - defined) if baseline else []
         changes: list[BaselineChange] = []
         baseline_file = self.baselines.file(suite.name)
+        measured_rows = [r for r in rows if r["outcome"] in MEASURED]
         if self.update and self.interrupted:
             self.summary_lines.append(
-                f"{suite.name}: run interrupted; baseline {baseline_file} left as it was"
+                f"{suite.name}: run interrupted; baseline "
+                f"{self._relative(baseline_file)} left as it was"
+            )
+        elif self.update and not measured_rows:
+            # Every test errored or was skipped: an empty baseline would be a file of nothing,
+            # and an existing one keeps what it has.
+            self.summary_lines.append(
+                f"{suite.name}: no test measured anything; baseline "
+                f"{self._relative(baseline_file)} "
+                + ("left as it was" if baseline_file.exists() else "not written")
             )
         elif self.update:
             changes = update_baseline(
                 baseline_file,
                 suite=suite.name,
                 scoring_id=suite.scoring_id,
-                rows=[r for r in rows if r["outcome"] in MEASURED],
+                rows=measured_rows,
                 defined_keys=defined,
             )
             self._summarise_changes(suite.name, changes)
