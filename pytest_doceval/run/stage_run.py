@@ -65,7 +65,7 @@ class StageRun:
             # xdist workers share the machine's cores: each pool takes its share of them.
             workers = max(1, cpu_count() // self.models.workers)
             slot = ExecutorSlot(parse_executor(self.executor, workers=workers))
-            self.engine = Engine(slot, self.store, hub=self.models.hub)
+            self.engine = Engine(slot, self.store, hub=self.models.hub, on_wire=self.models.on_wire)
         return self.engine
 
     # -- planning ------------------------------------------------------------------------------
