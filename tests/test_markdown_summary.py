@@ -201,14 +201,19 @@ def test_report_summary_shows_the_changes_against_the_baseline(
     assert first_link(page, case) == anchor_of(new, case, system)
 
 
-@needs_pandoc
-def test_nothing_failed_and_no_link_without_an_address(
-    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
-) -> None:
+def one_case_run(pytester: pytest.Pytester) -> None:
+    """r.json: one case that passes, no baseline and no gate."""
     write_suite(
         pytester.path, "tides", {"c00": {"truth": "a b", "sys": "a b"}}, systems=["sys"], gates=""
     )
     pytester.runpytest("--doceval", "--doceval-json", "r.json")
+
+
+@needs_pandoc
+def test_nothing_failed_and_no_link_without_an_address(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one_case_run(pytester)
     capsys.readouterr()  # pytest's own output, not the markdown
     assert doceval(["compare", "r.json", "r.json", "--format", "markdown"]) == 0
     out = capsys.readouterr().out
@@ -225,10 +230,7 @@ def test_a_cell_is_one_line_and_keeps_its_text() -> None:
 def test_link_and_output_need_the_markdown(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write_suite(
-        pytester.path, "tides", {"c00": {"truth": "a b", "sys": "a b"}}, systems=["sys"], gates=""
-    )
-    pytester.runpytest("--doceval", "--doceval-json", "r.json")
+    one_case_run(pytester)
     assert doceval(["compare", "r.json", "r.json", "--link", LINK]) == 2
     assert "add --format markdown" in capsys.readouterr().err
     assert doceval(["report", "r.json", "--link", LINK]) == 2
