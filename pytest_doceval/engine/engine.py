@@ -28,7 +28,7 @@ import contextlib
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -37,6 +37,7 @@ from pytest_doceval.engine.executors import ExecutorSlot, process_pool
 from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, timed_call
 from pytest_doceval.errors import DocevalError, SystemRunError, SystemUnavailable
 from pytest_doceval.metrics.cost import StageCost, price, tokens_of, total
+from pytest_doceval.models.counts import split_waiting
 from pytest_doceval.store import store_output, stored_entry
 
 if TYPE_CHECKING:
@@ -74,9 +75,10 @@ class Snapshot:
     done: int
     cached: int
     failed: int
-    in_flight: dict[str, int]
+    in_flight: dict[str, int]  # model -> HTTP attempts on the wire (models/counts.py)
     cpu_seconds: float
     elapsed: float
+    queued: dict[str, int] = field(default_factory=dict)  # model -> waited for, not on the wire
 
     @property
     def finished(self) -> int:
@@ -106,14 +108,16 @@ class Engine:
         slot: ExecutorSlot,
         cache: Store,
         hub: Callable[[], Hub] | None = None,
+        on_wire: Callable[[], Mapping[str, int]] | None = None,
     ) -> None:
         self.slot = slot
         self.cache = cache
         self._hub_factory = hub
+        self._on_wire = on_wire  # the model requests on the wire now, per model
         self._nodes: dict[str, _Node] = {}
         self._lock = threading.RLock()
         self._threads: concurrent.futures.ThreadPoolExecutor | None = None
-        self._in_flight: Counter[str] = Counter()
+        self._waiting: Counter[str] = Counter()  # model requests the stages wait for
         self._cpu_seconds = 0.0
         self._started: float | None = None
         self._closed = False
@@ -234,16 +238,19 @@ class Engine:
             return total(c for c in costs if c is not None)
 
     def snapshot(self) -> Snapshot:
+        on_wire = self._on_wire() if self._on_wire is not None else {}
         with self._lock:
             nodes = [n for n in self._nodes.values() if n.state != "dropped"]
+            in_flight, queued = split_waiting(self._waiting, on_wire)
             return Snapshot(
                 total=len(nodes),
                 done=sum(n.state == "done" for n in nodes),
                 cached=sum(n.cached for n in nodes),
                 failed=sum(n.state == "failed" for n in nodes),
-                in_flight={m: n for m, n in self._in_flight.items() if n},
+                in_flight=in_flight,
                 cpu_seconds=self._cpu_seconds,
                 elapsed=0.0 if self._started is None else time.monotonic() - self._started,
+                queued=queued,
             )
 
     # -- running -------------------------------------------------------------------------------
@@ -339,12 +346,12 @@ class Engine:
 
     async def _ask(self, hub: Hub, stage: ModelStage, request: Any) -> tuple[Any, StageCost]:
         with self._lock:
-            self._in_flight[stage.model] += 1
+            self._waiting[stage.model] += 1
         try:
             response = await hub.get(request)
         finally:
             with self._lock:
-                self._in_flight[stage.model] -= 1
+                self._waiting[stage.model] -= 1
         # Tokens as the API reported them (a response from the store keeps its usage).
         tokens_in, tokens_out = tokens_of(getattr(response, "usage", None) or {})
         config = hub.client.config(stage.model)
