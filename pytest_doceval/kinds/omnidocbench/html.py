@@ -17,30 +17,36 @@ from pytest_doceval.html.codec import Chunk
 from pytest_doceval.html.fmt import NA, esc, mapping, mappings, num
 from pytest_doceval.html.model import SuiteView
 from pytest_doceval.kinds.omnidocbench.paper import COLUMNS, cell_text
+from pytest_doceval.metrics.text import DIFF_CONTEXT
 
 Block = dict[str, Any]
 
 
 def inline_diff(truth: str, prediction: str) -> str:
-    """`truth` → `prediction` as one line of text with the edits marked (see the module)."""
-    from pytest_doceval.metrics.text import character_alignment  # jiwer: only when drawing
+    """`truth` → `prediction` as one line of text with the edits marked (see the module):
+    rapidfuzz's Levenshtein opcodes, the alignment of the distance OmniDocBench counts."""
+    from rapidfuzz.distance import Levenshtein
 
-    if truth == prediction:
-        return truth
     out = []
-    for op in character_alignment(truth, prediction).ops:
-        tag = op[0]
-        if tag == "=":
-            out.append(str(op[1]))
-        elif tag == "S":
-            out.append(f"[-{op[1]}-]{{+{op[2]}+}}")
-        elif tag == "D":
-            out.append(f"[-{op[1]}-]")
-        elif tag == "I":
-            out.append(f"{{+{op[1]}+}}")
+    for op in Levenshtein.opcodes(truth, prediction):
+        tag = op.tag
+        old, new = truth[op.src_start : op.src_end], prediction[op.dest_start : op.dest_end]
+        if tag == "equal":
+            out.append(_elide(old))
+        elif tag == "replace":
+            out.append(f"[-{old}-]{{+{new}+}}")
+        elif tag == "delete":
+            out.append(f"[-{old}-]")
         else:
-            out.append(f"…{op[1]}…")
+            out.append(f"{{+{new}+}}")
     return "".join(out)
+
+
+def _elide(text: str) -> str:
+    """An unchanged run, cut to `DIFF_CONTEXT` characters at each end when long."""
+    if len(text) <= 2 * DIFF_CONTEXT + 10:
+        return text
+    return f"{text[:DIFF_CONTEXT]}…{len(text) - 2 * DIFF_CONTEXT}…{text[-DIFF_CONTEXT:]}"
 
 
 def _order(block: Mapping[str, Any]) -> str:
