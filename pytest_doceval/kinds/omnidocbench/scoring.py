@@ -65,7 +65,9 @@ class PageScore:
     notes: tuple[str, ...]  # e.g. "empty prediction: scored as OmniDocBench scores it"
 
 
-def _table_scores(page: Mapping[str, Any], prediction: str) -> tuple[dict[str, float], dict[str, tuple[float, float]], list[MatchedBlock]]:
+def _table_scores(
+    page: Mapping[str, Any], prediction: str
+) -> tuple[dict[str, float], dict[str, tuple[float, float]], list[MatchedBlock]]:
     truth = [
         str(t.get("content") or t.get("html", ""))
         for t in in_reading_order(truth_elements(page).get("table", []))

@@ -25,7 +25,8 @@ import re
 import unicodedata
 from typing import Final
 
-from bs4 import BeautifulSoup, NavigableString
+from bs4 import BeautifulSoup
+from bs4.element import NavigableString
 
 # LaTeX commands and glyphs a cell may use for one symbol, applied in this order.
 _LATEX_SYMBOLS: Final = (

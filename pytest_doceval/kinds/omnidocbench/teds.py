@@ -71,7 +71,7 @@ def _rename_costs(nodes_a: Sequence[Node], nodes_b: Sequence[Node]) -> FloatArra
         if not isinstance(a, _Cell):
             continue
         for j in np.flatnonzero(labels_b == labels_a[i]):
-            b = nodes_b[j]
+            b = nodes_b[int(j)]
             if isinstance(b, _Cell) and (a.tokens or b.tokens):
                 longest = max(len(a.tokens), len(b.tokens))
                 costs[i, j] = Levenshtein.distance(a.tokens, b.tokens) / longest
