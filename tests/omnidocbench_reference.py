@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 PEERS = Path(
-    os.environ.get("DOCEVAL_PEERS") or Path(__file__).resolve().parents[1].parent / "shared" / "peers"
+    os.environ.get("DOCEVAL_PEERS")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "peers"
 )
 ODB = PEERS / "omnidocbench-v1.6"
 DEMO = ODB / "demo_data"
@@ -57,7 +58,9 @@ def _stand_in_modules() -> None:
         class FunctionTimedOut(Exception):
             pass
 
-        def func_timeout(timeout: float, func: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        def func_timeout(
+            timeout: float, func: Any, args: tuple[Any, ...] = (), kwargs: Any = None
+        ) -> Any:
             return func(*args, **(kwargs or {}))
 
         ft.FunctionTimedOut = FunctionTimedOut  # type: ignore[attr-defined]
@@ -90,7 +93,11 @@ def load() -> dict[str, Any]:
 
         logger.remove()  # its per-page INFO lines would flood the test output
         from src.core import pipeline_eval  # noqa: F401  (registers end2end_eval)
-        from src.core.registry import DATASET_REGISTRY, EVAL_TASK_REGISTRY, load_default_registrations
+        from src.core.registry import (
+            DATASET_REGISTRY,
+            EVAL_TASK_REGISTRY,
+            load_default_registrations,
+        )
 
         load_default_registrations()
     except ImportError as exc:
@@ -171,11 +178,15 @@ def run(pages: Sequence[Mapping[str, Any]], predictions: Mapping[str, str | None
             registries["task"].get("end2end_eval")(dataset, cfg["metrics"], str(gt_path), "ref")
             result = json.loads((root / "result" / "ref_metric_result.json").read_text("utf-8"))
             samples = {
-                element: json.loads((root / "result" / f"ref_{element}_result.json").read_text("utf-8"))
+                element: json.loads(
+                    (root / "result" / f"ref_{element}_result.json").read_text("utf-8")
+                )
                 for element in cfg["metrics"]
             }
             per_page_edit = {
-                element: json.loads((root / "result" / f"ref_{element}_per_page_edit.json").read_text("utf-8"))
+                element: json.loads(
+                    (root / "result" / f"ref_{element}_per_page_edit.json").read_text("utf-8")
+                )
                 if (root / "result" / f"ref_{element}_per_page_edit.json").is_file()
                 else {}
                 for element in ("text_block", "display_formula", "reading_order")

@@ -12,9 +12,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_doceval.errors import CaseInputError
+from pytest_doceval.errors import OmniDocBenchInputError
+from pytest_doceval.kinds.omnidocbench.annotations import (
+    check_page,
+    has_table,
+    in_reading_order,
+    truth_elements,
+)
+from pytest_doceval.kinds.omnidocbench.markdown_tables import predicted_tables
+from pytest_doceval.kinds.omnidocbench.tables import pair_tables
 
 SCORING_ID = "omnidocbench-v1.6@9dc1dec"
+__all__ = [
+    "PAGE_METRICS",
+    "SCORING_ID",
+    "MatchedBlock",
+    "OmniDocBenchInputError",
+    "PageScore",
+    "leaderboard",
+    "score_page",
+]
+
 PAGE_METRICS: tuple[str, ...] = (
     "text_edit",
     "formula_edit",
@@ -22,10 +40,6 @@ PAGE_METRICS: tuple[str, ...] = (
     "table_teds_s",
     "reading_order_edit",
 )
-
-
-class OmniDocBenchInputError(CaseInputError):
-    """An annotation page (or prediction) not in OmniDocBench's format; the message names the cause."""
 
 
 @dataclass(frozen=True)
@@ -51,14 +65,58 @@ class PageScore:
     notes: tuple[str, ...]  # e.g. "empty prediction: scored as OmniDocBench scores it"
 
 
+def _table_scores(
+    page: Mapping[str, Any], prediction: str
+) -> tuple[dict[str, float], dict[str, tuple[float, float]], list[MatchedBlock]]:
+    truth = [
+        str(t.get("content") or t.get("html", ""))
+        for t in in_reading_order(truth_elements(page).get("table", []))
+    ]
+    if not truth:
+        if has_table(page):
+            # Its only tables sit in a truncated group with an ignored member: the reference
+            # counts the page with a score of 0 (its "missing page" rows).
+            return {"table_teds": 0.0, "table_teds_s": 0.0}, {}, []
+        return {}, {}, []
+    pairs = pair_tables(truth, predicted_tables(prediction))
+    n = float(len(pairs))
+    teds = sum(p.teds for p in pairs)
+    teds_s = sum(p.teds_s for p in pairs)
+    blocks = [
+        MatchedBlock("table", p.truth, p.prediction, p.edit, p.max_len, None, None) for p in pairs
+    ]
+    metrics = {"table_teds": teds / n, "table_teds_s": teds_s / n}
+    counts = {"table_teds": (teds, n), "table_teds_s": (teds_s, n)}
+    return metrics, counts, blocks
+
+
 def score_page(page: Mapping[str, Any], prediction: str) -> PageScore:
     """Score one page of OmniDocBench's annotation JSON against its predicted markdown.
 
     Raises OmniDocBenchInputError naming the cause on an annotation not in the format.
+    Only the metrics whose numbers equal the reference's are given (see the kind's README);
+    today: ``table_teds`` and ``table_teds_s``.
     """
-    raise NotImplementedError("odb-core: in progress")
+    check_page(page)
+    notes: list[str] = []
+    if not prediction.strip():
+        notes.append(
+            "empty prediction: scored as OmniDocBench scores it (every truth block unmatched)"
+        )
+    metrics, counts, blocks = _table_scores(page, prediction)
+    return PageScore(metrics=metrics, counts=counts, blocks=tuple(blocks), notes=tuple(notes))
 
 
 def leaderboard(pages: Sequence[PageScore]) -> dict[str, float]:
-    """The numbers OmniDocBench prints for these pages, by its own aggregation."""
-    raise NotImplementedError("odb-core: in progress")
+    """The numbers OmniDocBench prints for these pages, by its own aggregation.
+
+    Every metric is a mean over the pages that have it (the leaderboard's page-level
+    numbers: ``ALL_page_avg`` for the edit distances, the ``page`` split for TEDS, whose
+    per-page value is the mean over the page's truth tables). A metric no page has is absent.
+    """
+    board: dict[str, float] = {}
+    for metric in PAGE_METRICS:
+        values = [p.metrics[metric] for p in pages if metric in p.metrics]
+        if values:
+            board[metric] = sum(values) / len(values)
+    return board
