@@ -117,11 +117,7 @@ def test_pages_cases_labels_and_describe(tmp_path: Path) -> None:
     suite = build(write(tmp_path / "odb"))
     refs = suite.case_refs()
     assert [(r.case, r.system) for r in refs] == [("a.pdf_1", "saved"), ("b", "saved")]
-    assert refs[0].labels == {
-        "language": "english",
-        "layout": "single_column",
-        "special_issue": "none",
-    }
+    assert refs[0].labels == {"language": "english", "layout": "single_column"}
     assert refs[1].labels == {
         "language": "simplified_chinese",
         "special_issue": "fuzzy_scan, table_rotate",
@@ -191,7 +187,7 @@ def test_groups_follow_omnidocbench_page_split() -> None:
         "fuzzy_scan",
         "watermark",
     ]
-    assert attribute_groups({"special_issue": "none"}, ["special_issue"]) == ["ALL"]
+    assert attribute_groups({"special_issue": "None"}, ["special_issue"]) == ["ALL", "None"]
 
 
 def test_prediction_candidates_in_omnidocbench_order(tmp_path: Path) -> None:
@@ -324,7 +320,7 @@ def test_the_analysis_groups_pages_as_omnidocbench_and_counts_errors(
 
     rows = [
         row("p1", 0.1, {"language": "english", "special_issue": "watermark"}),
-        row("p2", 0.3, {"language": "english", "special_issue": "none"}),
+        row("p2", 0.3, {"language": "english"}),
         row("p3", 0.5, {"language": "chinese", "special_issue": "watermark, table_x"}),
         row("p4", 0.0, {"language": "chinese"}, outcome="error"),
     ]

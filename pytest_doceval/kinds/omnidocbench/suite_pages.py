@@ -50,11 +50,13 @@ class Page:
 
     def labels(self) -> dict[str, str]:
         """The page's ``page_attribute`` as row labels: a list (special issues) joined by
-        ``", "`` in its order, an empty list as ``none``."""
+        ``", "`` in its order (an empty list gives no label: the page is in none of its
+        groups)."""
         out: dict[str, str] = {}
         for key, value in self.attributes.items():
             if isinstance(value, list):
-                out[str(key)] = ", ".join(str(v) for v in value) or "none"
+                if value:
+                    out[str(key)] = ", ".join(str(v) for v in value)
             else:  # as OmniDocBench's page split writes it: str() of the value
                 out[str(key)] = str(value)
         return out
@@ -73,7 +75,7 @@ def attribute_groups(labels: Mapping[str, str], listed: Sequence[str] = ()) -> l
     groups = ["ALL"]
     for key, value in labels.items():
         if key in listed:
-            groups += [v for v in value.split(", ") if v and v != "none" and "table" not in v]
+            groups += [v for v in value.split(", ") if "table" not in v]
         else:
             groups.append(f"{key}: {value}")
     return groups
