@@ -263,6 +263,8 @@ def test_a_parser_reads_the_page_image_as_a_stage_and_evaluate_only_reads_it(
     assert result.metrics == {"text_edit": 0.0}
     assert result.cache_key == stage.key
     assert result.fingerprint == parser.fingerprint()
+    silent = suite.evaluate(ref, ctx(tmp_path, {stage.key: ""}))
+    assert "rapidocr returned no text for b.png: scored as an empty page" in silent.notes
 
 
 def test_parse_page_image_gives_an_image_reader_the_image_and_others_a_pdf(

@@ -171,10 +171,11 @@ class OmniDocBenchSuite(Suite):
         page = self.pages[ref.case]
         if ref.system in self.parsers:
             prediction, fingerprint, key, source = self._parsed(ref, page, ctx)
+            empty = f"{ref.system} returned no text for {page.image}"
         else:
             prediction, fingerprint, source = self._saved(ref, page)
-            key = None
-        notes = [] if prediction.strip() else [f"{source} is empty: scored as an empty page"]
+            key, empty = None, f"{source} is empty"
+        notes = [] if prediction.strip() else [f"{empty}: scored as an empty page"]
         try:
             score = score_page(page.annotation, prediction)
         except DocevalError as exc:
