@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
+from pytest_doceval.cache import stored_output
 from pytest_doceval.cli import main as doceval
+from pytest_doceval.engine.store import Store
 from pytest_doceval.kinds.omnidocbench.scoring import (
     PAGE_METRICS,
     SCORING_ID,
@@ -181,6 +183,31 @@ def test_bad_input_errors_name_the_page_and_the_run_goes_on(project: pytest.Pyte
     analysis = section(project)["omnidocbench"]
     assert analysis["gappy"]["pages_not_scored"] == 1 and analysis["gappy"]["pages"] == 17
     assert analysis["rapidocr"]["pages"] == 0 and analysis["rapidocr"]["pages_not_scored"] == 18
+
+
+def test_rapidocr_reads_page_images_as_stages_under_xdist(project: pytest.Pytester) -> None:
+    """The two smallest demo pages (516 x 729 pixels), cold under ``-n 2``, then cached."""
+    small = [p for p in demo_pages() if stem(p).startswith("notes_")]
+    assert len(small) == 2
+    annotations = project.path / "two.json"
+    annotations.write_text(json.dumps(small), encoding="utf-8")
+    suite = write_demo_suite(project.path, ["rapidocr"])
+    toml = (suite / "suite.toml").read_text(encoding="utf-8")
+    (suite / "suite.toml").write_text(toml.replace(str(ANNOTATIONS), str(annotations)))
+    cold = project.runpytest("--doceval", "-n", "2")
+    cold.assert_outcomes(passed=2)
+    cold.stdout.fnmatch_lines(["doceval: 2/2 stages (0 from the cache, 0 failed)*"])
+    first = {r["case"]: r for r in section(project)["results"]}
+    warm = project.runpytest("--doceval", "-n", "2")
+    warm.assert_outcomes(passed=2)
+    warm.stdout.fnmatch_lines(["doceval: 2/2 stages (2 from the cache, 0 failed)*"])
+    again = {r["case"]: r for r in section(project)["results"]}
+    store = Store(project.path / ".doceval-cache")
+    for case, row in first.items():
+        assert row["cache_key"] and row["cache_key"] == again[case]["cache_key"]
+        assert row["metrics"] == again[case]["metrics"]
+        text = stored_output(store, row["cache_key"])
+        assert text and text.strip(), case  # RapidOCR read the page's text, kept by its key
 
 
 @pytest.mark.slow
