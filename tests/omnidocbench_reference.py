@@ -102,8 +102,42 @@ def load() -> dict[str, Any]:
         load_default_registrations()
     except ImportError as exc:
         raise Unavailable(f"OmniDocBench reference's dependencies missing: {exc}") from exc
-    _LOADED.update(dataset=DATASET_REGISTRY, task=EVAL_TASK_REGISTRY)
+    from src.core.preprocess import md_tex_filter, normalized_table
+    from src.metrics.table_metric import TEDS
+
+    _LOADED.update(
+        dataset=DATASET_REGISTRY,
+        task=EVAL_TASK_REGISTRY,
+        md_tex_filter=md_tex_filter,
+        normalized_table=normalized_table,
+        TEDS=TEDS,
+    )
     return _LOADED
+
+
+def tables_in(markdown: str) -> list[str]:
+    """The predicted tables the reference pairs, in its order (``process_get_matched_elements``:
+    its HTML tables, then its LaTeX tables converted)."""
+    ref = load()
+    blocks = ref["md_tex_filter"](markdown)
+    tables = [str(item["content"]) for item in blocks["html_table"]]
+    return tables + [ref["normalized_table"](item["content"], "latex") for item in blocks["latex_table"]]
+
+
+def normalised_table(text: str) -> str:
+    return str(load()["normalized_table"](text))
+
+
+def teds(prediction: str, truth: str) -> tuple[float, float]:
+    """The reference's (TEDS, TEDS-S), errors set to 0 as its metric runner does."""
+    ref = load()
+    try:
+        return (
+            float(ref["TEDS"](structure_only=False).evaluate(prediction, truth)),
+            float(ref["TEDS"](structure_only=True).evaluate(prediction, truth)),
+        )
+    except Exception:
+        return 0.0, 0.0
 
 
 @dataclass(frozen=True)
