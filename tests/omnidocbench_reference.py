@@ -12,6 +12,9 @@ Three of the peer's imports are stood in for here, without changing any number i
   420 s page timeout, so the timeout branch is never taken either way;
 - ``evaluate`` (Hugging Face, for BLEU/METEOR, which `end2end.yaml` does not ask for) and
   ``matplotlib`` (radar charts) by empty modules, when they are not installed.
+Its LaTeX-to-text conversion (pylatexenc, for inline math in text) also runs in-process
+(``OMNIDOCBENCH_LATEX_TO_TEXT_TIMEOUT_SEC=0``), not in a child process with a 30 s timeout per
+formula: the same conversion, minus a process start per formula (minutes on the demo set).
 CDM is not run (it needs TeX Live, ImageMagick and Ghostscript; our scoring says "not computed").
 TEDS runs in-process (``timeout_sec: 0``) instead of in a child process per table: the same
 function on the same strings, without a 120 s timeout that the demo tables never reach.
@@ -85,6 +88,7 @@ def load() -> dict[str, Any]:
         return _LOADED
     if not (ODB / "src" / "dataset" / "end2end_dataset.py").is_file():
         raise Unavailable(f"OmniDocBench v1.6 reference not found at {ODB}")
+    os.environ.setdefault("OMNIDOCBENCH_LATEX_TO_TEXT_TIMEOUT_SEC", "0")
     try:
         _stand_in_modules()
         if str(ODB) not in sys.path:
