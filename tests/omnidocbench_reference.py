@@ -106,6 +106,7 @@ def load() -> dict[str, Any]:
         load_default_registrations()
     except ImportError as exc:
         raise Unavailable(f"OmniDocBench reference's dependencies missing: {exc}") from exc
+    from src.core.matching import match_gt2pred_simple
     from src.core.preprocess import md_tex_filter, normalized_table
     from src.metrics.table_metric import TEDS
 
@@ -115,17 +116,47 @@ def load() -> dict[str, Any]:
         md_tex_filter=md_tex_filter,
         normalized_table=normalized_table,
         TEDS=TEDS,
+        match_gt2pred_simple=match_gt2pred_simple,
     )
     return _LOADED
 
 
-def tables_in(markdown: str) -> list[str]:
+def table_path(page: Mapping[str, Any], markdown: str) -> list[tuple[float, float]]:
+    """Only the reference's table path on one page, its own functions in its order
+    (``process_get_matched_elements`` up to the table samples, then ``normalize_data`` and
+    TEDS): the part of its run that our table scoring does, for the speed comparison."""
+    ref = load()
+    dataset = object.__new__(ref["dataset"].get("end2end_dataset"))
+    truth = dataset.get_page_elements(page).get("table")
+    if not truth:
+        return []
+    pairs, _ = ref["match_gt2pred_simple"](
+        dataset.get_sorted_text_list(truth), tables_in(markdown), "html_table", image_name(page)
+    )
+    scores = []
+    for pair in pairs:
+        if pair["gt_idx"] == [""]:
+            continue
+        pred = ref["normalized_table"](pair["pred"], "html") or pair["pred"]
+        gt = ref["normalized_table"](pair["gt"]) or pair["gt"]
+        scores.append(teds(pred, gt))
+    return scores
+
+
+def tables_in(markdown: str) -> list[Any]:
     """The predicted tables the reference pairs, in its order (``process_get_matched_elements``:
-    its HTML tables, then its LaTeX tables converted)."""
+    its HTML tables, then its LaTeX tables converted), as its block dicts."""
     ref = load()
     blocks = ref["md_tex_filter"](markdown)
-    tables = [str(item["content"]) for item in blocks["html_table"]]
-    return tables + [ref["normalized_table"](item["content"], "latex") for item in blocks["latex_table"]]
+    tables = list(blocks["html_table"])
+    for item in blocks["latex_table"]:
+        converted = dict(item, content=ref["normalized_table"](item["content"], "latex"))
+        tables.append(dict(converted, category_type="html_table"))
+    return tables
+
+
+def table_texts_in(markdown: str) -> list[str]:
+    return [str(item["content"]) for item in tables_in(markdown)]
 
 
 def normalised_table(text: str) -> str:

@@ -16,11 +16,16 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import omnidocbench_reference as reference
 import pytest
 from bs4 import BeautifulSoup
 
-import omnidocbench_reference as reference
-from pytest_doceval.kinds.omnidocbench.scoring import PAGE_METRICS, PageScore, leaderboard, score_page
+from pytest_doceval.kinds.omnidocbench.scoring import (
+    PAGE_METRICS,
+    PageScore,
+    leaderboard,
+    score_page,
+)
 
 try:
     reference.load()
@@ -40,7 +45,9 @@ def _assert_page_equal(name: str, ours: PageScore, theirs: Mapping[str, float]) 
         assert (metric in ours.metrics) == (metric in theirs), f"{name}: {metric} presence"
 
 
-def _assert_run_equal(pages: Sequence[Mapping[str, Any]], predictions: Mapping[str, str | None]) -> None:
+def _assert_run_equal(
+    pages: Sequence[Mapping[str, Any]], predictions: Mapping[str, str | None]
+) -> None:
     theirs = reference.run(pages, predictions)
     ours = []
     for page in pages:
@@ -62,12 +69,18 @@ def test_demo_pages_with_the_shipped_predictions() -> None:
 
 
 def test_demo_pages_with_their_markdown_renderings() -> None:
-    pages = [p for p in reference.demo_pages() if any(d["category_type"] == "table" for d in p["layout_dets"])]
+    pages = [
+        p
+        for p in reference.demo_pages()
+        if any(d["category_type"] == "table" for d in p["layout_dets"])
+    ]
     folder = reference.DEMO / "omnidocbench_demo" / "mds"
     predictions = {}
     for page in pages:
         path = folder / (reference.image_name(page).rsplit(".", 1)[0] + ".md")
-        predictions[reference.image_name(page)] = path.read_text("utf-8") if path.is_file() else None
+        predictions[reference.image_name(page)] = (
+            path.read_text("utf-8") if path.is_file() else None
+        )
     _assert_run_equal(pages, predictions)
 
 
@@ -76,7 +89,10 @@ def test_demo_pages_with_their_markdown_renderings() -> None:
 
 def _rows(table_html: str) -> list[list[str]]:
     soup = BeautifulSoup(table_html, "html.parser")
-    return [[" ".join(c.get_text(" ").split()) for c in tr.find_all(["td", "th"])] for tr in soup.find_all("tr")]
+    return [
+        [" ".join(c.get_text(" ").split()) for c in tr.find_all(["td", "th"])]
+        for tr in soup.find_all("tr")
+    ]
 
 
 def _pipe(table_html: str) -> str:
@@ -128,7 +144,9 @@ def _blocks(page: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-INVENTED_TABLE = "<table><tr><td>Invented</td><td>42</td></tr><tr><td>row</td><td>7</td></tr></table>"
+INVENTED_TABLE = (
+    "<table><tr><td>Invented</td><td>42</td></tr><tr><td>row</td><td>7</td></tr></table>"
+)
 INVENTED_PIPE = "| made | up |\n| --- | --- |\n| 1 | 2 |"
 
 
@@ -145,11 +163,17 @@ def _variant(name: str) -> Callable[[list[tuple[str, str]], random.Random], str]
         "headed-fenced": lambda b, r: join(tables(b, _headed)),
         "latex": lambda b, r: join(tables(b, _latex)),
         "edited": lambda b, r: join(tables(b, lambda t: _edited(t, r))),
-        "dropped": lambda b, r: join([x for i, x in enumerate(b) if not (x[0] == "table" and i % 2 == 0) and i % 3]),
+        "dropped": lambda b, r: join(
+            [x for i, x in enumerate(b) if not (x[0] == "table" and i % 2 == 0) and i % 3]
+        ),
         "reordered": lambda b, r: join(list(reversed(b))),
-        "invented": lambda b, r: join([*b[:1], ("table", INVENTED_TABLE), *b[1:], ("table", INVENTED_PIPE)]),
+        "invented": lambda b, r: join(
+            [*b[:1], ("table", INVENTED_TABLE), *b[1:], ("table", INVENTED_PIPE)]
+        ),
         "merged": lambda b, r: join(tables(b, _pipe), sep="\n"),
-        "math-around": lambda b, r: join([("math", "\\[ a | b \\]"), *tables(b, _pipe), ("math", "$x|y$")]),
+        "math-around": lambda b, r: join(
+            [("math", "\\[ a | b \\]"), *tables(b, _pipe), ("math", "$x|y$")]
+        ),
         "empty": lambda b, r: "",
     }
     return variants[name]
@@ -173,7 +197,11 @@ VARIANTS = (
 def test_generated_predictions() -> None:
     rng = random.Random(25)
     pages, predictions = [], {}
-    with_tables = [p for p in reference.demo_pages() if any(d["category_type"] == "table" for d in p["layout_dets"])]
+    with_tables = [
+        p
+        for p in reference.demo_pages()
+        if any(d["category_type"] == "table" for d in p["layout_dets"])
+    ]
     for variant in VARIANTS:
         for page in with_tables:
             renamed = copy.deepcopy(page)
@@ -185,7 +213,11 @@ def test_generated_predictions() -> None:
 
 
 def test_empty_prediction_is_noted() -> None:
-    page = next(p for p in reference.demo_pages() if any(d["category_type"] == "table" for d in p["layout_dets"]))
+    page = next(
+        p
+        for p in reference.demo_pages()
+        if any(d["category_type"] == "table" for d in p["layout_dets"])
+    )
     score = score_page(page, "  \n")
     assert score.metrics["table_teds"] == 0.0 and score.metrics["table_teds_s"] == 0.0
     assert any("empty prediction" in note for note in score.notes)
