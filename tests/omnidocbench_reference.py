@@ -244,6 +244,7 @@ def run(pages: Sequence[Mapping[str, Any]], predictions: Mapping[str, str | None
             contextlib.redirect_stderr(quiet),
         ):
             dataset = registries["dataset"].get("end2end_dataset")(cfg)
+            table_pages = set(dataset.gt_pages_by_element.get("table", ()))
             registries["task"].get("end2end_eval")(dataset, cfg["metrics"], str(gt_path), "ref")
             result = json.loads((root / "result" / "ref_metric_result.json").read_text("utf-8"))
             samples = {
@@ -276,6 +277,10 @@ def run(pages: Sequence[Mapping[str, Any]], predictions: Mapping[str, str | None
     for image_name, pairs in tables.items():
         per_page[image_name]["table_teds"] = sum(p[0] for p in pairs) / len(pairs)
         per_page[image_name]["table_teds_s"] = sum(p[1] for p in pairs) / len(pairs)
+    for image_name in table_pages - set(tables):
+        # A page with a truth table but no table sample: its page split adds it with 0
+        # (``_append_missing_page_rows``).
+        per_page[image_name]["table_teds"] = per_page[image_name]["table_teds_s"] = 0.0
 
     def pick(*keys: str) -> float | None:
         node: Any = result

@@ -222,3 +222,45 @@ def test_empty_prediction_is_noted() -> None:
     assert score.metrics["table_teds"] == 0.0 and score.metrics["table_teds_s"] == 0.0
     assert any("empty prediction" in note for note in score.notes)
     assert set(score.metrics) <= set(PAGE_METRICS)
+
+
+def test_edge_pages() -> None:
+    """Pages built by hand for the rules the demo set does not reach: a table in a truncated
+    group with an ignored member (page counted at 0), an ignored table, a table the prediction
+    misses, a prediction whose only table is invented, a LaTeX tabular (empty table)."""
+    table = "<table><tr><td>a</td><td>b</td></tr><tr><td>1</td><td>2</td></tr></table>"
+    other = "<table><tr><td>x</td></tr></table>"
+
+    def page(name: str, *dets: dict[str, Any], truncated: bool = False) -> dict[str, Any]:
+        relation = [{"relation_type": "truncated", "source_anno_id": 1, "target_anno_id": 2}]
+        return {
+            "layout_dets": list(dets),
+            "extra": {"relation": relation if truncated else []},
+            "page_info": {"image_path": name, "page_attribute": {}},
+        }
+
+    def tab(anno_id: int, order: int, html: str = table, **extra: Any) -> dict[str, Any]:
+        return {"category_type": "table", "anno_id": anno_id, "order": order, "html": html, **extra}
+
+    ignored_text = {
+        "category_type": "text_block",
+        "anno_id": 2,
+        "order": 2,
+        "text": "b",
+        "ignore": True,
+    }
+    pages = [
+        page("truncated.jpg", tab(1, 1, text="a"), ignored_text, truncated=True),
+        page("ignored.jpg", tab(1, 1, ignore=True), tab(2, 2, other)),
+        page("missing.jpg", tab(1, 1), tab(2, 2, other)),
+        page("invented.jpg", tab(1, 1)),
+        page("latex.jpg", tab(1, 1), tab(2, 2, other)),
+    ]
+    predictions = {
+        "truncated.jpg": table,
+        "ignored.jpg": table + "\n\n" + other,
+        "missing.jpg": other,
+        "invented.jpg": INVENTED_TABLE,
+        "latex.jpg": "\\begin{tabular}{ll}\na & b \\\\\n1 & 2\n\\end{tabular}\n\n" + other,
+    }
+    _assert_run_equal(pages, predictions)
