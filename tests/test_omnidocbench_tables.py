@@ -6,6 +6,7 @@ pairing rule (unmatched predicted tables dropped) by hand."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import omnidocbench_reference as reference
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_doceval.kinds.omnidocbench.markdown_tables import predicted_tables
+from pytest_doceval.kinds.omnidocbench.scoring import score_page
 from pytest_doceval.kinds.omnidocbench.table_html import normalised_table_html
 from pytest_doceval.kinds.omnidocbench.tables import pair_tables
 from pytest_doceval.kinds.omnidocbench.teds import teds_pair
@@ -181,3 +183,57 @@ def test_header_cells_and_wrappers_normalise_away() -> None:
     )
     assert normalised_table_html(plain) == normalised_table_html(dressed)
     assert normalised_table_html("no table") == ""
+
+
+def _table_pages() -> list[dict[str, Any]]:
+    if not HAVE_REFERENCE:
+        return []
+    return [
+        p
+        for p in reference.demo_pages()
+        if any(d["category_type"] == "table" for d in p["layout_dets"])
+    ]
+
+
+@needs_reference
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 7),
+    st.lists(st.one_of(FRAGMENTS, st.just("TRUTH"), st.just("TRUTH-PIPE")), max_size=6),
+)
+def test_page_table_scores_equal_the_reference_table_path(
+    page_index: int, fragments: list[str]
+) -> None:
+    """Whole pages: the demo page's truth tables (as HTML or as pipe tables) among generated
+    fragments, ours against the reference's own table path on the page (its block finder,
+    pairing, normaliser and TEDS), table by table."""
+    pages = _table_pages()
+    page = pages[page_index % len(pages)]
+    truth = [d["html"] for d in page["layout_dets"] if d["category_type"] == "table"]
+    parts = []
+    for k, fragment in enumerate(fragments):
+        if fragment.startswith("TRUTH"):
+            html = truth[k % len(truth)]
+            parts.append(html if fragment == "TRUTH" else _pipe_of(html))
+        else:
+            parts.append(fragment)
+    markdown = "\n\n".join(parts)
+    ours = score_page(page, markdown)
+    theirs = reference.table_path(page, markdown)
+    assert [b.category for b in ours.blocks] == ["table"] * len(theirs)
+    n = len(theirs)
+    assert math.isclose(ours.metrics["table_teds"], sum(t[0] for t in theirs) / n, abs_tol=1e-9)
+    assert math.isclose(ours.metrics["table_teds_s"], sum(t[1] for t in theirs) / n, abs_tol=1e-9)
+
+
+def _pipe_of(table_html: str) -> str:
+    from bs4 import BeautifulSoup
+
+    rows = [
+        [" ".join(c.get_text(" ").split()) for c in tr.find_all(["td", "th"])]
+        for tr in BeautifulSoup(table_html, "html.parser").find_all("tr")
+    ]
+    rows = [r for r in rows if r] or [["x"]]
+    width = max(len(r) for r in rows)
+    lines = ["| " + " | ".join(r + [""] * (width - len(r))) + " |" for r in rows]
+    return "\n".join([lines[0], "|" + "---|" * width, *lines[1:]])
