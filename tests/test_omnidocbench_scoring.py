@@ -137,3 +137,10 @@ def test_every_metric_is_computed_or_says_why_not() -> None:
     assert not set(COMPUTED_METRICS) & set(NOT_COMPUTED)
     page = _page(_table(1, 1))
     assert set(score_page(copy.deepcopy(page), TABLE).metrics) <= set(COMPUTED_METRICS)
+
+
+def test_a_latex_table_is_scored_empty_with_a_note() -> None:
+    latex = "\\begin{tabular}{ll}\na & b \\\\\n1 & 2\n\\end{tabular}"
+    score = score_page(_page(_table(1, 1)), latex)
+    assert score.metrics == {"table_teds": 0.0, "table_teds_s": 0.0}
+    assert any("LaTeX table" in note and "latexmlc" in note for note in score.notes)

@@ -86,7 +86,7 @@ class PageScore:
 
 
 def _table_scores(
-    page: Mapping[str, Any], prediction: str
+    page: Mapping[str, Any], prediction: str, notes: list[str]
 ) -> tuple[dict[str, float], dict[str, tuple[float, float]], list[MatchedBlock]]:
     tables = in_reading_order(truth_elements(page).get("table", []))
     truth = [str(t.get("content") or t.get("html", "")) for t in tables]
@@ -96,7 +96,14 @@ def _table_scores(
             # counts the page with a score of 0 (its "missing page" rows).
             return {"table_teds": 0.0, "table_teds_s": 0.0}, {}, []
         return {}, {}, []
-    pairs = pair_tables(truth, predicted_tables(prediction))
+    predicted = predicted_tables(prediction)
+    if predicted.latex:
+        notes.append(
+            f"{predicted.latex} LaTeX table(s) in the prediction, scored as empty tables: "
+            "OmniDocBench converts LaTeX tables with LaTeXML (latexmlc) and scores them empty "
+            "where it is not installed; these numbers are that reading"
+        )
+    pairs = pair_tables(truth, predicted.tables)
     n = float(len(pairs))
     teds = sum(p.teds for p in pairs)
     teds_s = sum(p.teds_s for p in pairs)
@@ -122,7 +129,7 @@ def score_page(page: Mapping[str, Any], prediction: str) -> PageScore:
         notes.append(
             "empty prediction: scored as OmniDocBench scores it (every truth block unmatched)"
         )
-    metrics, counts, blocks = _table_scores(page, prediction)
+    metrics, counts, blocks = _table_scores(page, prediction, notes)
     return PageScore(metrics=metrics, counts=counts, blocks=tuple(blocks), notes=tuple(notes))
 
 
