@@ -85,6 +85,11 @@ class PageScore:
     notes: tuple[str, ...]  # e.g. "empty prediction: scored as OmniDocBench scores it"
 
 
+def _order(element: Mapping[str, Any]) -> int | None:
+    order = element.get("order")
+    return order if isinstance(order, int) and not isinstance(order, bool) else None
+
+
 def _table_scores(
     page: Mapping[str, Any], prediction: str, notes: list[str]
 ) -> tuple[dict[str, float], dict[str, tuple[float, float]], list[MatchedBlock]]:
@@ -108,7 +113,7 @@ def _table_scores(
     teds = sum(p.teds for p in pairs)
     teds_s = sum(p.teds_s for p in pairs)
     blocks = [
-        MatchedBlock("table", p.truth, p.prediction, p.edit, p.max_len, t.get("order"), None)
+        MatchedBlock("table", p.truth, p.prediction, p.edit, p.max_len, _order(t), None)
         for p, t in zip(pairs, tables, strict=True)
     ]
     metrics = {"table_teds": teds / n, "table_teds_s": teds_s / n}
