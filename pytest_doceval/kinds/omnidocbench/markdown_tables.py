@@ -26,6 +26,7 @@ tables are ordered by position (HTML before pipe at a tie), LaTeX tables last.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Final
 
 _IMAGE: Final = re.compile(r"!\[.*?\]\(.*?\)")
@@ -217,8 +218,17 @@ def _pipe_tables_to_html(text: str) -> str:
     )
 
 
-def predicted_tables(markdown: str) -> tuple[str, ...]:
-    """The page's predicted tables as HTML, in the order OmniDocBench pairs them."""
+@dataclass(frozen=True)
+class PredictedTables:
+    """A page's predicted tables as HTML, in the order OmniDocBench pairs them; the last
+    `latex` of them are LaTeX tables, empty (step 2 of the module docstring)."""
+
+    tables: tuple[str, ...]
+    latex: int
+
+
+def predicted_tables(markdown: str) -> PredictedTables:
+    """The page's predicted tables (module docstring)."""
     text = prepared_markdown(markdown)
     latex_spans = _latex_table_spans(text)
     for start, end in latex_spans:
@@ -232,4 +242,5 @@ def predicted_tables(markdown: str) -> tuple[str, ...]:
         converted = _pipe_tables_to_html(text)
         found.extend((m.start(), m.group(0).strip()) for m in _HTML_TABLE.finditer(converted))
     found.sort(key=lambda item: item[0])  # stable: HTML tables before pipe tables at a tie
-    return tuple(html for _, html in found) + ("",) * len(latex_spans)
+    tables = tuple(html for _, html in found) + ("",) * len(latex_spans)
+    return PredictedTables(tables, len(latex_spans))

@@ -38,8 +38,17 @@ class TablePair:
     teds_s: float
 
 
-def _as_matched(text: str) -> str:
-    return normalised_table_html(text) if "<table" in text.lower() else text
+@dataclass(frozen=True)
+class _Read:
+    """One table as written, as read for matching and as read for TEDS (one normalisation)."""
+
+    matched: str
+    scored: str
+
+    @classmethod
+    def of(cls, text: str) -> _Read:
+        normalised = normalised_table_html(text)
+        return cls(normalised if "<table" in text.lower() else text, normalised or text)
 
 
 def _cost(a: str, b: str) -> float:
@@ -58,23 +67,20 @@ def _assignment(truth: Sequence[str], predicted: Sequence[str]) -> dict[int, int
 
 def pair_tables(truth: Sequence[str], predicted: Sequence[str]) -> list[TablePair]:
     """Pair the truth tables with the predicted ones and score each pair (module docstring)."""
-    truth_read = [_as_matched(t) for t in truth]
-    predicted_read = [_as_matched(p) for p in predicted]
-    partner = _assignment(truth_read, predicted_read)
+    truth_read = [_Read.of(t) for t in truth]
+    predicted_read = [_Read.of(p) for p in predicted]
+    partner = _assignment([t.matched for t in truth_read], [p.matched for p in predicted_read])
     pairs = []
-    for i, truth_html in enumerate(truth):
+    for i, t in enumerate(truth_read):
         j = partner.get(i)
-        prediction = predicted[j] if j is not None else ""
-        matched = predicted_read[j] if j is not None else ""
-        norm_truth = normalised_table_html(truth_html) or truth_html
-        norm_pred = normalised_table_html(prediction) or prediction
-        teds, teds_s = teds_pair(norm_pred, norm_truth)
+        p = predicted_read[j] if j is not None else _Read("", "")
+        teds, teds_s = teds_pair(p.scored, t.scored)
         pairs.append(
             TablePair(
-                truth=norm_truth,
-                prediction=norm_pred,
-                edit=Levenshtein.distance(truth_read[i], matched),
-                max_len=max(len(truth_read[i]), len(matched)),
+                truth=t.scored,
+                prediction=p.scored,
+                edit=Levenshtein.distance(t.matched, p.matched),
+                max_len=max(len(t.matched), len(p.matched)),
                 teds=teds,
                 teds_s=teds_s,
             )

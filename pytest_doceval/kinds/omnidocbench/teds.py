@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from lxml import etree, html
 from rapidfuzz.distance import Levenshtein
+from rapidfuzz.process import cdist
 
 from pytest_doceval.metrics.tree_edit import FloatArray, Node, weighted_tree_edit_distance
 
@@ -62,19 +63,35 @@ def _tree(node: Any, structure_only: bool) -> Node:
     return Node(str(node.tag), tuple(_tree(child, structure_only) for child in node.getchildren()))
 
 
+def _token_strings(nodes: Sequence[Node], codes: dict[str, str]) -> list[str]:
+    # Each distinct token becomes one character (from U+10000 up, clear of surrogates), so
+    # that rapidfuzz's string distance counts token edits: the same number as on the lists.
+    return [
+        "".join(codes.setdefault(t, chr(0x10000 + len(codes))) for t in n.tokens)
+        if isinstance(n, _Cell)
+        else ""
+        for n in nodes
+    ]
+
+
 def _rename_costs(nodes_a: Sequence[Node], nodes_b: Sequence[Node]) -> FloatArray:
     ids: dict[str, int] = {}
     labels_a = np.array([ids.setdefault(n.label, len(ids)) for n in nodes_a])
     labels_b = np.array([ids.setdefault(n.label, len(ids)) for n in nodes_b])
-    costs: FloatArray = (labels_a[:, None] != labels_b[None, :]).astype(np.float64)
-    for i, a in enumerate(nodes_a):
-        if not isinstance(a, _Cell):
-            continue
-        for j in np.flatnonzero(labels_b == labels_a[i]):
-            b = nodes_b[int(j)]
-            if isinstance(b, _Cell) and (a.tokens or b.tokens):
-                longest = max(len(a.tokens), len(b.tokens))
-                costs[i, j] = Levenshtein.distance(a.tokens, b.tokens) / longest
+    same_label = labels_a[:, None] == labels_b[None, :]
+    costs: FloatArray = (~same_label).astype(np.float64)
+    codes: dict[str, str] = {}
+    texts_a, texts_b = _token_strings(nodes_a, codes), _token_strings(nodes_b, codes)
+    if not codes:  # structure only, or no cell has content: labels decide
+        return costs
+    lengths_a = np.array([len(t) for t in texts_a])
+    lengths_b = np.array([len(t) for t in texts_b])
+    longest = np.maximum(lengths_a[:, None], lengths_b[None, :])
+    # Only cells carry tokens, and a cell's label differs from every other node's; two cells
+    # of equal spans cost their token distance over the longer list, 0 when both are empty.
+    scored = same_label & (longest > 0)
+    distances = cdist(texts_a, texts_b, scorer=Levenshtein.distance, dtype=np.int64)
+    costs[scored] = distances[scored] / longest[scored]
     return costs
 
 
