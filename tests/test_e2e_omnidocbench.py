@@ -127,6 +127,13 @@ def test_demo_pages_rows_equal_score_page_and_analysis_equals_leaderboard(
 
 def test_report_html_paper_table_baselines_and_gates(project: pytest.Pytester) -> None:
     suite = write_demo_suite(project.path, ["demo"], '\n[gates]\ntable_teds = "-1pp"\n')
+    with_tables = sum("table_teds" in s.metrics for s in expected_scores().values())
+    first = project.runpytest("--doceval")  # no baseline yet: every gated page fails
+    first.assert_outcomes(failed=18)
+    assert first.stdout.str().count("table_teds: no baseline for odb/") == with_tables
+    assert first.stdout.str().count("table_teds: gated in suite.toml but not measured") == (
+        18 - with_tables
+    )
     project.runpytest("--doceval", "--doceval-update").assert_outcomes(passed=18)
     assert (project.path / "baselines" / "odb.json").is_file()
     html = (project.path / "doceval-report.html").read_text(encoding="utf-8")
