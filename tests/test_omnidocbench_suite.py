@@ -126,6 +126,10 @@ def test_pages_cases_labels_and_describe(tmp_path: Path) -> None:
     assert suite.describe()["listed_attributes"] == ["special_issue"]
     assert suite.describe()["pages"] == 2
     assert any(n.startswith("formula_cdm and overall: not computed (") for n in suite.notes())
+    from pytest_doceval.kinds.omnidocbench.scoring import NOT_COMPUTED
+
+    for metric, why in NOT_COMPUTED.items():
+        assert f"{metric}: {why}" in suite.notes()
 
 
 @pytest.mark.parametrize(

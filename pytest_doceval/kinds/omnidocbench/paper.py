@@ -23,6 +23,9 @@ COLUMNS: tuple[tuple[str, str, int | None], ...] = (
 )
 
 
+_NOT_COMPUTED_NOTES = tuple(metric for _, metric, _ in COLUMNS if metric != "overall")
+
+
 def cell_text(numbers: Mapping[str, Any], metric: str, scale: int | None) -> str:
     """One leaderboard number as OmniDocBench prints it, n/a when not computed."""
     value = numbers.get(metric)
@@ -58,7 +61,8 @@ def leaderboard_table(section: Mapping[str, Any]) -> list[PaperTable]:
         "Text Edit and Read Order Edit: lower is better (the mean over pages of each page's "
         "edits / max length); TEDS and TEDS-S: higher is better, x100. Scored as OmniDocBench "
         f"v1.6 scores them ({section.get('scoring_id', '')}).",
-        *[n for n in section.get("notes") or [] if str(n).startswith("formula_cdm")],
+        # The suite's notes on what is not computed (formula_cdm and overall, ...): why n/a.
+        *[n for n in section.get("notes") or [] if str(n).startswith(_NOT_COMPUTED_NOTES)],
     ]
     if short:
         notes.append("Over fewer pages than the suite has: " + "; ".join(short) + ".")

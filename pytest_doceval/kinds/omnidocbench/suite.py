@@ -39,7 +39,12 @@ from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, check_system_settings, system_list
 from pytest_doceval.kinds.omnidocbench import html
 from pytest_doceval.kinds.omnidocbench.paper import leaderboard_table
-from pytest_doceval.kinds.omnidocbench.scoring import SCORING_ID, PageScore, score_page
+from pytest_doceval.kinds.omnidocbench.scoring import (
+    NOT_COMPUTED,
+    SCORING_ID,
+    PageScore,
+    score_page,
+)
 from pytest_doceval.kinds.omnidocbench.suite_analysis import (
     LeaderboardAnalysis,
     counts_key,
@@ -163,7 +168,9 @@ class OmniDocBenchSuite(Suite):
         }
 
     def notes(self) -> list[str]:
-        return [*self._notes, cdm_note()]
+        """The systems' notes, then each metric the scoring does not give, with its reason."""
+        missing = [f"{metric}: {why}" for metric, why in NOT_COMPUTED.items()]
+        return [*self._notes, *missing, cdm_note()]
 
     # -- one test ------------------------------------------------------------------------------
 
