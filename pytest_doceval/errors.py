@@ -39,3 +39,7 @@ class SystemRunError(DocevalError):
 class SystemUnavailable(DocevalError):
     """A system that cannot run here as configured (no model for a two-stage parser): its
     tests are skipped with this message, which says how to make it available."""
+
+
+class OmniDocBenchInputError(CaseInputError):
+    """An OmniDocBench annotation page (or its prediction) not in the benchmark's format."""
