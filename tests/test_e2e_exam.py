@@ -14,6 +14,7 @@ import pytest
 from model_fixtures import png_bytes
 from model_server import ModelServer
 
+from pytest_doceval.metrics.cost import COST_METRICS
 from tests.conftest import read_report
 
 Row = dict[str, Any]
@@ -133,7 +134,9 @@ def test_tracks_a_b2_c_against_the_test_server(
             "task": QUESTIONS[numbers[qid]][2],
         }
         # The echo states no answer: a measured parse failure, counted wrong.
-        assert row["metrics"] == {"correct": 0.0, "parse_failure": 1.0}
+        quality = {m: v for m, v in row["metrics"].items() if m not in COST_METRICS}
+        assert quality == {"correct": 0.0, "parse_failure": 1.0}
+        assert row["metrics"]["model_requests"] == 1  # what asking cost, beside the score
         assert row["views"]["answer"]["parsed"] is None
         assert row["fingerprint"]["generation"] == {
             "temperature": 0.0,

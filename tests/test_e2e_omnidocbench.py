@@ -21,6 +21,7 @@ from pytest_doceval.kinds.omnidocbench.scoring import (
     leaderboard,
     score_page,
 )
+from pytest_doceval.metrics.cost import COST_METRICS
 from pytest_doceval.store import Store, stored_output
 from tests.conftest import read_report
 
@@ -227,6 +228,6 @@ def test_rapidocr_reads_the_18_demo_page_images_cold(project: pytest.Pytester) -
     images = {stem(p): p["page_info"]["image_path"] for p in demo_pages()}
     for row in rows:
         assert row["details"]["prediction"] == str(IMAGES / images[row["case"]])
-        assert set(row["metrics"]) <= set(PAGE_METRICS)
+        assert set(row["metrics"]) <= {*PAGE_METRICS, *COST_METRICS}
     # OCR text has no markup tables: the pages with truth tables score their TEDS as misses.
     assert data["omnidocbench"]["rapidocr"]["pages"] == 18
