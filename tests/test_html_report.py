@@ -450,16 +450,30 @@ def test_summary_table_numbers() -> None:
     assert "n=5 · corpus 0.0110" in summary
     assert "↓ lower is better" in summary and "↑ higher is better" in summary
     assert '<div class="method">CI: percentile-bootstrap</div>' in summary
-    # pymupdf cer got significantly worse: red, bold, marked
-    assert '<div class="delta worse sig"' in summary and "▲ +0.0010 vs baseline" in summary
+    text = " ".join(re.sub(r"<[^>]+>", " ", summary).split())
+    # pymupdf cer got significantly worse: red, bold, marked, the change and its CI as numbers
+    assert '<div class="delta worse sig"' in summary
+    assert "▲ +0.0010 [+0.0005, +0.0030] vs baseline significant" in text
     # structure_f1 (higher is better) up significantly for rapidocr: better, arrow up
-    assert '<div class="delta better sig"' in summary and "▲ +0.0500 vs baseline" in summary
-    # a change within its CI is one muted mark, not a signed 0.0000
-    assert '<div class="delta better ns"' in summary and "not significant at n = 5" in summary
+    assert '<div class="delta better sig"' in summary
+    assert "▲ +0.0500 [+0.0100, +0.0900] vs baseline significant" in text
+    # a change within its CI is muted, its numbers still shown, and says why it is not a verdict
+    assert '<div class="delta better ns"' in summary
+    assert "-0.0020 [-0.0040, +0.0010] vs baseline not significant at n = 5" in text
     assert "≈ baseline" not in summary
     assert summary.count("sigmark") == 2
     shown = re.sub(r' title="[^"]*"', "", summary)
-    assert "+0.0000" not in shown and "-0.0020" not in shown
+    assert "+0.0000" not in shown  # a change that rounds to zero is unsigned
+
+
+def test_a_baseline_change_at_n_1_is_not_testable() -> None:
+    report = documents_report()
+    suite = report["suites"]["papers"]
+    for entry in suite["baseline_deltas"]:
+        entry.update(n=1, significant=False, verdict="unchanged", ci_low=None, ci_high=None)
+    text = " ".join(re.sub(r"<[^>]+>", " ", page_text(render_html(report))).split())
+    assert "+0.0010 [n/a, n/a] vs baseline not testable (n = 1)" in text
+    assert "not significant at n = 1" not in text
 
 
 def test_small_n_is_marked_with_an_explanation() -> None:
@@ -530,7 +544,7 @@ def test_unknown_kind_renders(packing: str) -> None:
     # a higher-is-better improvement is better: from the verdict, and from the spec without one
     summary = between(document, '<table class="summary">', "</table>")
     assert summary.count('<div class="delta better sig"') == 2
-    assert summary.count("▲ +0.1000 vs baseline") == 2
+    assert summary.count("▲ <span class=\"diff-mean\">+0.1000</span>") == 2
     changed = between(document, '<section class="what-changed">', "</section>")
     lead = changed.split("<details")[0]
     assert lead.count('<td class="verdict delta better sig">▲ better</td>') == 2

@@ -314,7 +314,8 @@ function initSuite(root) {
     const tr = st.tbody.querySelector(`tr.case[data-i="${i}"]`);
     if (!tr) return;
     if (!st.open.has(i)) toggle(st, i, tr);
-    tr.scrollIntoView({ block: "center" });
+    // The row at the top, its opened details below it in view (not at the bottom, hidden).
+    tr.scrollIntoView({ block: "start" });
   };
   refilter();
   return st;
