@@ -215,8 +215,7 @@ def test_the_exam_pairwise_table_reads_like_the_rest(tmp_path: Path) -> None:
     }
     shown = probe(
         render_html(report),
-        "(document.querySelector('details.analyses').open = true,"
-        " texts('table.exam-pairwise')[0])",
+        "(document.querySelector('details.analyses').open = true, texts('table.exam-pairwise')[0])",
         tmp_path,
     )
     text = " ".join(shown.split())

@@ -544,7 +544,7 @@ def test_unknown_kind_renders(packing: str) -> None:
     # a higher-is-better improvement is better: from the verdict, and from the spec without one
     summary = between(document, '<table class="summary">', "</table>")
     assert summary.count('<div class="delta better sig"') == 2
-    assert summary.count("▲ <span class=\"diff-mean\">+0.1000</span>") == 2
+    assert summary.count('▲ <span class="diff-mean">+0.1000</span>') == 2
     changed = between(document, '<section class="what-changed">', "</section>")
     lead = changed.split("<details")[0]
     assert lead.count('<td class="verdict delta better sig">▲ better</td>') == 2
