@@ -1056,3 +1056,84 @@ def test_renders_a_report_built_by_the_analysis() -> None:
         ["=", "abc"],
         ["S", "d", "e"],
     ]
+
+
+# --------------------------------------------------------------- issue 27: the page fits
+
+
+def test_the_summary_leads_with_the_terminals_columns() -> None:
+    from pytest_doceval.report.terminal import TERMINAL_COLUMNS
+
+    report = documents_report()
+    suite = report["suites"]["papers"]
+    names = [f"m{k}" for k in range(8)]
+    suite["metrics"] = {m: {"direction": "lower", "headline": True} for m in names}
+    suite["metrics"]["m0"]["headline"] = False
+    # m1 is not measured: it goes behind the toggle whatever its place
+    suite["aggregates"] = {"pymupdf": {m: agg(0.1, 0.0, 0.2) for m in names if m != "m1"}}
+    document = render_html(report)
+    lead = between(document, '<table class="summary">', "</table>")
+    assert re.findall(r"<th>(m\d)<div", lead) == ["m2", "m3", "m4", "m5", "m6"]
+    assert TERMINAL_COLUMNS == 5
+    folded = between(document, '<details class="more-metrics">', "</details>")
+    assert "<summary>2 more metrics: m1, m7</summary>" in folded
+    assert re.findall(r"<th>(m\d)<div", folded) == ["m1", "m7"]
+
+
+def test_a_pairwise_comparison_at_n_1_is_not_testable() -> None:
+    from pytest_doceval.html.model import Spec, SuiteView
+    from pytest_doceval.report.html.analyses import comparisons
+
+    view = SuiteView(0, "s", {}, 0.95, specs={"cer": Spec("lower")})
+    at = {"metric": "cer", "a": "x", "b": "y", "mean_diff": 0.2, "p_bonferroni": 0.001}
+    assert "not testable (n = 1)" in comparisons("comparisons", [at | {"n": 1}], view)
+    assert "<b>y</b> better" in comparisons("comparisons", [at | {"n": 9}], view)
+    assert "not testable" not in comparisons("comparisons", [at | {"n": 2}], view)
+
+
+def test_the_exam_pairwise_table_has_words_not_keys() -> None:
+    from pytest_doceval.html.model import SuiteView
+    from pytest_doceval.kinds.exam.html import pairwise
+
+    hostile = "<b>m</b>"
+    entry = {
+        "track": "A",
+        "a": hostile,
+        "b": "small",
+        "n": 20,
+        "diff": -0.15,
+        "ci_low": -0.3,
+        "ci_high": -0.05,
+        "p_mcnemar": 0.004,
+        "p_bonferroni": 0.012,
+        "significant": True,
+    }
+    page = pairwise("pairwise", [entry], SuiteView(0, "exams", {}, 0.95))
+    text = re.sub(r"<[^>]+>", " ", page)
+    assert "p_mcnemar" not in text and "ci_low" not in text and "True" not in text
+    assert "-15.0%" in text and "[-30.0%, -5.0%]" in text and "0.004" in text
+    assert "<b>small</b> better" in page  # a - b < 0: b is better
+    assert "&lt;b&gt;m&lt;/b&gt;" in page and hostile not in page
+    assert "not testable (n = 1)" in pairwise(
+        "pairwise", [entry | {"n": 1}], SuiteView(0, "e", {}, 0.95)
+    )
+
+
+def test_pytest_html_skip_reason_and_summary_columns() -> None:
+    from pytest_doceval.report.pytest_html import skip_log, summary_html
+
+    data = ["('/ci/x/test_a.py', 3, 'Skipped: needs &lt;GPU&gt;')\n", "captured"]
+    skip_log(("/ci/x/test_a.py", 3, "Skipped: needs <GPU>"), data)
+    assert data == ["Skipped: needs &lt;GPU&gt;\n", "captured"]
+    untouched = ["text"]
+    skip_log("not a tuple", untouched)
+    assert untouched == ["text"]
+    report = documents_report()
+    suite = report["suites"]["papers"]
+    suite["metrics"] = {f"m{k}": {"direction": "lower", "headline": True} for k in range(7)}
+    suite["aggregates"] = {"<s>": {f"m{k}": agg(0.1, 0.0, 0.2) for k in range(7)}}
+    suite["gates"] = []
+    page = summary_html(report)
+    assert page.startswith("<style>") and "color:#1f2328" in page
+    assert re.findall(r"<th>(m\d)</th>", page) == ["m0", "m1", "m2", "m3", "m4"]
+    assert "<td>&lt;s&gt;</td>" in page
