@@ -202,16 +202,10 @@ EXAM_PAIRWISE = [
 
 
 def test_the_exam_pairwise_table_reads_like_the_rest(tmp_path: Path) -> None:
+    exams = {"kind": "exam", "results": [], "analysis_keys": ["pairwise"]}
     report = {
         "schema": "doceval-report/1",
-        "suites": {
-            "exams": {
-                "kind": "exam",
-                "results": [],
-                "analysis_keys": ["pairwise"],
-                "pairwise": EXAM_PAIRWISE,
-            }
-        },
+        "suites": {"exams": exams | {"pairwise": EXAM_PAIRWISE}},
     }
     shown = probe(
         render_html(report),
