@@ -1137,3 +1137,14 @@ def test_pytest_html_skip_reason_and_summary_columns() -> None:
     assert page.startswith("<style>") and "color:#1f2328" in page
     assert re.findall(r"<th>(m\d)</th>", page) == ["m0", "m1", "m2", "m3", "m4"]
     assert "<td>&lt;s&gt;</td>" in page
+
+
+def test_an_analysis_without_a_renderer_reads_like_the_rest() -> None:
+    from pytest_doceval.html.analysis import generic
+    from pytest_doceval.html.model import SuiteView
+
+    value = [{"p_mcnemar": 0.01234567, "ci_low": None, "significant": False, "n": 3}]
+    page = generic("pair_table", value, SuiteView(0, "s", {}, 0.95))
+    heads = re.findall(r"<th>([^<]*)</th>", page)
+    assert heads == ["p mcnemar", "ci low", "significant", "n"]
+    assert re.findall(r"<td[^>]*>([^<]*)</td>", page) == ["0.0123", "n/a", "no", "3"]
