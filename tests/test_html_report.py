@@ -1117,6 +1117,13 @@ def test_the_exam_pairwise_table_has_words_not_keys() -> None:
     assert "not testable (n = 1)" in pairwise(
         "pairwise", [entry | {"n": 1}], SuiteView(0, "e", {}, 0.95)
     )
+    from pytest_doceval.kinds.exam.html import deltas
+
+    track = {"model": "m", "delta": "A-B1", "value": 1.0, "supported": False}
+    assert "not testable (n = 1)" in deltas(
+        "deltas", [track | {"n": 1}], SuiteView(0, "e", {}, 0.95)
+    )
+    assert "not supported" in deltas("deltas", [track | {"n": 9}], SuiteView(0, "e", {}, 0.95))
 
 
 def test_pytest_html_skip_reason_and_summary_columns() -> None:

@@ -114,8 +114,11 @@ def deltas(key: str, value: Any, view: SuiteView) -> str:
     rows = []
     for e in entries:
         supported = e.get("supported") is True
+        untestable = not_testable(e.get("n"))
         verdict = (
-            '<td class="sig">supported</td>' if supported else '<td class="ns">not supported</td>'
+            '<td class="sig">supported</td>'
+            if supported
+            else f'<td class="ns">{esc(untestable or "not supported")}</td>'
         )
         rows.append(
             f"<tr><td>{esc(e.get('model'))}</td><td>Δ({esc(e.get('delta'))})</td>"
