@@ -1,6 +1,7 @@
 """Summary tables: systems x headline metrics (mean, CI with its method, n, a small-n mark,
-the change against the baseline coloured by the metric's direction), the metric legend, and
-the suite gate table."""
+the change against the baseline with its CI, coloured by the metric's direction when
+significant), the terminal's five columns first and the rest folded so the table fits a
+1,400 px window; the metric legend, the cost table, and the suite gate table."""
 
 from __future__ import annotations
 
