@@ -238,6 +238,13 @@ class SessionHooks:
         cells[2:2] = row_cells(self.session.headline_columns(), row.get("metrics", {}))
 
     @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_html(self, report: pytest.TestReport, data: list[str]) -> None:
+        from pytest_doceval.report.pytest_html import skip_log
+
+        if report.skipped and not hasattr(report, "wasxfail"):
+            skip_log(report.longrepr, data)
+
+    @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(
         self, prefix: list[str], summary: list[str], postfix: list[str], session: Any
     ) -> None:

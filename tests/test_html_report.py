@@ -450,16 +450,30 @@ def test_summary_table_numbers() -> None:
     assert "n=5 · corpus 0.0110" in summary
     assert "↓ lower is better" in summary and "↑ higher is better" in summary
     assert '<div class="method">CI: percentile-bootstrap</div>' in summary
-    # pymupdf cer got significantly worse: red, bold, marked
-    assert '<div class="delta worse sig"' in summary and "▲ +0.0010 vs baseline" in summary
+    text = " ".join(re.sub(r"<[^>]+>", " ", summary).split())
+    # pymupdf cer got significantly worse: red, bold, marked, the change and its CI as numbers
+    assert '<div class="delta worse sig"' in summary
+    assert "▲ +0.0010 [+0.0005, +0.0030] vs baseline significant" in text
     # structure_f1 (higher is better) up significantly for rapidocr: better, arrow up
-    assert '<div class="delta better sig"' in summary and "▲ +0.0500 vs baseline" in summary
-    # a change within its CI is one muted mark, not a signed 0.0000
-    assert '<div class="delta better ns"' in summary and "not significant at n = 5" in summary
+    assert '<div class="delta better sig"' in summary
+    assert "▲ +0.0500 [+0.0100, +0.0900] vs baseline significant" in text
+    # a change within its CI is muted, its numbers still shown, and says why it is not a verdict
+    assert '<div class="delta better ns"' in summary
+    assert "-0.0020 [-0.0040, +0.0010] vs baseline not significant at n = 5" in text
     assert "≈ baseline" not in summary
     assert summary.count("sigmark") == 2
     shown = re.sub(r' title="[^"]*"', "", summary)
-    assert "+0.0000" not in shown and "-0.0020" not in shown
+    assert "+0.0000" not in shown  # a change that rounds to zero is unsigned
+
+
+def test_a_baseline_change_at_n_1_is_not_testable() -> None:
+    report = documents_report()
+    suite = report["suites"]["papers"]
+    for entry in suite["baseline_deltas"]:
+        entry.update(n=1, significant=False, verdict="unchanged", ci_low=None, ci_high=None)
+    text = " ".join(re.sub(r"<[^>]+>", " ", page_text(render_html(report))).split())
+    assert "+0.0010 [n/a, n/a] vs baseline not testable (n = 1)" in text
+    assert "not significant at n = 1" not in text
 
 
 def test_small_n_is_marked_with_an_explanation() -> None:
@@ -530,7 +544,7 @@ def test_unknown_kind_renders(packing: str) -> None:
     # a higher-is-better improvement is better: from the verdict, and from the spec without one
     summary = between(document, '<table class="summary">', "</table>")
     assert summary.count('<div class="delta better sig"') == 2
-    assert summary.count("▲ +0.1000 vs baseline") == 2
+    assert summary.count('▲ <span class="diff-mean">+0.1000</span>') == 2
     changed = between(document, '<section class="what-changed">', "</section>")
     lead = changed.split("<details")[0]
     assert lead.count('<td class="verdict delta better sig">▲ better</td>') == 2
@@ -1042,3 +1056,102 @@ def test_renders_a_report_built_by_the_analysis() -> None:
         ["=", "abc"],
         ["S", "d", "e"],
     ]
+
+
+# --------------------------------------------------------------- issue 27: the page fits
+
+
+def test_the_summary_leads_with_the_terminals_columns() -> None:
+    from pytest_doceval.report.terminal import TERMINAL_COLUMNS
+
+    report = documents_report()
+    suite = report["suites"]["papers"]
+    names = [f"m{k}" for k in range(8)]
+    suite["metrics"] = {m: {"direction": "lower", "headline": True} for m in names}
+    suite["metrics"]["m0"]["headline"] = False
+    # m1 is not measured: it goes behind the toggle whatever its place
+    suite["aggregates"] = {"pymupdf": {m: agg(0.1, 0.0, 0.2) for m in names if m != "m1"}}
+    document = render_html(report)
+    lead = between(document, '<table class="summary">', "</table>")
+    assert re.findall(r"<th>(m\d)<div", lead) == ["m2", "m3", "m4", "m5", "m6"]
+    assert TERMINAL_COLUMNS == 5
+    folded = between(document, '<details class="more-metrics">', "</details>")
+    assert "<summary>2 more metrics: m1, m7</summary>" in folded
+    assert re.findall(r"<th>(m\d)<div", folded) == ["m1", "m7"]
+
+
+def test_a_pairwise_comparison_at_n_1_is_not_testable() -> None:
+    from pytest_doceval.html.model import Spec, SuiteView
+    from pytest_doceval.report.html.analyses import comparisons
+
+    view = SuiteView(0, "s", {}, 0.95, specs={"cer": Spec("lower")})
+    at = {"metric": "cer", "a": "x", "b": "y", "mean_diff": 0.2, "p_bonferroni": 0.001}
+    assert "not testable (n = 1)" in comparisons("comparisons", [at | {"n": 1}], view)
+    assert "<b>y</b> better" in comparisons("comparisons", [at | {"n": 9}], view)
+    assert "not testable" not in comparisons("comparisons", [at | {"n": 2}], view)
+
+
+def test_the_exam_pairwise_table_has_words_not_keys() -> None:
+    from pytest_doceval.html.model import SuiteView
+    from pytest_doceval.kinds.exam.html import pairwise
+
+    hostile = "<b>m</b>"
+    entry = {
+        "track": "A",
+        "a": hostile,
+        "b": "small",
+        "n": 20,
+        "diff": -0.15,
+        "ci_low": -0.3,
+        "ci_high": -0.05,
+        "p_mcnemar": 0.004,
+        "p_bonferroni": 0.012,
+        "significant": True,
+    }
+    page = pairwise("pairwise", [entry], SuiteView(0, "exams", {}, 0.95))
+    text = re.sub(r"<[^>]+>", " ", page)
+    assert "p_mcnemar" not in text and "ci_low" not in text and "True" not in text
+    assert "-15.0%" in text and "[-30.0%, -5.0%]" in text and "0.004" in text
+    assert "<b>small</b> better" in page  # a - b < 0: b is better
+    assert "&lt;b&gt;m&lt;/b&gt;" in page and hostile not in page
+    assert "not testable (n = 1)" in pairwise(
+        "pairwise", [entry | {"n": 1}], SuiteView(0, "e", {}, 0.95)
+    )
+    from pytest_doceval.kinds.exam.html import deltas
+
+    track = {"model": "m", "delta": "A-B1", "value": 1.0, "supported": False}
+    assert "not testable (n = 1)" in deltas(
+        "deltas", [track | {"n": 1}], SuiteView(0, "e", {}, 0.95)
+    )
+    assert "not supported" in deltas("deltas", [track | {"n": 9}], SuiteView(0, "e", {}, 0.95))
+
+
+def test_pytest_html_skip_reason_and_summary_columns() -> None:
+    from pytest_doceval.report.pytest_html import skip_log, summary_html
+
+    data = ["('/ci/x/test_a.py', 3, 'Skipped: needs &lt;GPU&gt;')\n", "captured"]
+    skip_log(("/ci/x/test_a.py", 3, "Skipped: needs <GPU>"), data)
+    assert data == ["Skipped: needs &lt;GPU&gt;\n", "captured"]
+    untouched = ["text"]
+    skip_log("not a tuple", untouched)
+    assert untouched == ["text"]
+    report = documents_report()
+    suite = report["suites"]["papers"]
+    suite["metrics"] = {f"m{k}": {"direction": "lower", "headline": True} for k in range(7)}
+    suite["aggregates"] = {"<s>": {f"m{k}": agg(0.1, 0.0, 0.2) for k in range(7)}}
+    suite["gates"] = []
+    page = summary_html(report)
+    assert page.startswith("<style>") and "color:#1f2328" in page
+    assert re.findall(r"<th>(m\d)</th>", page) == ["m0", "m1", "m2", "m3", "m4"]
+    assert "<td>&lt;s&gt;</td>" in page
+
+
+def test_an_analysis_without_a_renderer_reads_like_the_rest() -> None:
+    from pytest_doceval.html.analysis import generic
+    from pytest_doceval.html.model import SuiteView
+
+    value = [{"p_mcnemar": 0.01234567, "ci_low": None, "significant": False, "n": 3}]
+    page = generic("pair_table", value, SuiteView(0, "s", {}, 0.95))
+    heads = re.findall(r"<th>([^<]*)</th>", page)
+    assert heads == ["p mcnemar", "ci low", "significant", "n"]
+    assert re.findall(r"<td[^>]*>([^<]*)</td>", page) == ["0.0123", "n/a", "no", "3"]

@@ -17,7 +17,9 @@ AnalysisRenderer = Callable[[str, Any, SuiteView], str]
 
 
 def html_table(head: list[str], rows: list[list[Any]], css: str = "generic") -> str:
-    head_html = "".join(f"<th>{esc(h)}</th>" for h in head)
+    """Head words, not keys (``p_mcnemar`` reads ``p mcnemar``); numbers to 4 decimals,
+    ``yes``/``no`` for booleans, ``n/a`` for missing (`fmt_cell`)."""
+    head_html = "".join(f"<th>{esc(h.replace('_', ' '))}</th>" for h in head)
     body = "".join(
         "<tr>"
         + "".join(

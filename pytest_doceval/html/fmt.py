@@ -72,7 +72,9 @@ def fmt_cell(value: Any) -> str:
     """Any scalar from generic report data (an analysis or a view nobody wrote a renderer for)."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return NA
-    if isinstance(value, bool | int | str):
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | str):
         return str(value)
     if isinstance(value, float):
         return f"{value:.4f}"

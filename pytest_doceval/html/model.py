@@ -74,6 +74,19 @@ def judge(diff: float | None, direction: str | None) -> str:
     return "worse" if worse else "better"
 
 
+# A paired test needs two differences: with fewer there is no variance, no interval, no p.
+TESTABLE_N = 2
+
+
+def not_testable(n: Any) -> str:
+    """``not testable (n = 1)`` for a comparison over fewer than `TESTABLE_N` pairs (it can
+    find no difference, so "no significant difference" would mislead); else ``""``."""
+    x = num(n)
+    if x is None or x >= TESTABLE_N:
+        return ""
+    return f"not testable (n = {round(x):,})"
+
+
 def change(delta: Mapping[str, Any], direction: str | None) -> Change:
     """A baseline delta read as a change. The analysis's ``verdict`` decides when present
     (it applied the metric's direction to the CI); otherwise ``significant`` (or a CI that

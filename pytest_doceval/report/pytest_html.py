@@ -3,16 +3,24 @@
 Columns are fixed when the table header is built, after collection: they are the headline
 metrics the collected suites' kinds declare (in declaration order); a test without a metric shows
 an empty cell. Class names are ``col-<metric>``, which pytest-html's sorting script reads, so
-metric names carry no hyphens.
+metric names carry no hyphens. The summary above the table shows, per suite, the metrics the
+terminal shows (`TERMINAL_COLUMNS`); the rest are in doceval's own reports.
+
+pytest-html's page sets grey text (#999) on white for everything but headings; `PAGE_STYLE`
+(a ``<style>`` element in our summary) makes our tables and its results table dark on light,
+and lets long cells (node ids, messages, logs) wrap so the table fits its window. A skip's log
+is its reason, not the ``(file, line, reason)`` tuple pytest keeps as its ``longrepr``.
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pytest_doceval.metrics.spec import headline, specs_from_section
 from pytest_doceval.report.schema import Report
+from pytest_doceval.report.terminal import TERMINAL_COLUMNS
 
 
 def header_cells(columns: Sequence[str]) -> list[str]:
@@ -31,6 +39,39 @@ def row_cells(columns: Sequence[str], metrics: Mapping[str, float]) -> list[str]
     return cells
 
 
+PAGE_STYLE = (
+    "<style>"
+    ".doceval-summary{color:#1f2328;background:#fff;margin:8px 0 14px}"
+    ".doceval-summary h3{color:#1f2328;font-size:14px;margin:10px 0 4px}"
+    ".doceval-summary table{border-collapse:collapse;font-size:12px}"
+    ".doceval-summary th,.doceval-summary td{border:1px solid #d1d9e0;padding:3px 8px;"
+    "text-align:left;vertical-align:top;color:#1f2328}"
+    ".doceval-summary th{background:#f6f8fa}"
+    ".doceval-summary td.num{text-align:right;font-variant-numeric:tabular-nums}"
+    ".doceval-summary .doceval-gate-failed{color:#a40e26;font-weight:600}"
+    "#results-table{color:#1f2328;max-width:100%}"
+    "#results-table th,#results-table td{overflow-wrap:anywhere}"
+    "#results-table .logwrapper .log{overflow-wrap:anywhere}"
+    "</style>"
+)
+
+
+def skip_reason(longrepr: Any) -> str | None:
+    """The reason of a skip whose ``longrepr`` is pytest's ``(path, line, reason)`` tuple
+    (``"Skipped: "`` removed); None for anything else."""
+    if isinstance(longrepr, tuple) and len(longrepr) == 3 and isinstance(longrepr[2], str):
+        reason = longrepr[2]
+        return reason.removeprefix("Skipped: ")
+    return None
+
+
+def skip_log(longrepr: Any, data: list[str]) -> None:
+    """pytest-html's log of a skipped test, `data`, made its reason instead of the tuple."""
+    reason = skip_reason(longrepr)
+    if reason is not None and data:
+        data[0] = "Skipped: " + html.escape(reason) + "\n"
+
+
 def _fmt(value: object) -> str:
     return "n/a" if not isinstance(value, (int, float)) or value != value else f"{value:.4f}"
 
@@ -44,7 +85,7 @@ def summary_html(report: Report) -> str:
             m
             for m in headline(specs_from_section(suite))
             if any(m in a for a in aggregates.values())
-        ]
+        ][:TERMINAL_COLUMNS]  # as the terminal: the rest are in doceval's own reports
         head = "".join(f"<th>{html.escape(m)}</th>" for m in metrics)
         rows = []
         for system in sorted(aggregates):
@@ -54,7 +95,7 @@ def summary_html(report: Report) -> str:
                 cells.append(
                     "<td></td>"
                     if entry is None
-                    else f"<td>{_fmt(entry['mean'])} [{_fmt(entry['ci_low'])}, "
+                    else f'<td class="num">{_fmt(entry["mean"])} [{_fmt(entry["ci_low"])}, '
                     f"{_fmt(entry['ci_high'])}] n={entry['n']}</td>"
                 )
             rows.append(f"<tr><td>{html.escape(system)}</td>{''.join(cells)}</tr>")
@@ -69,4 +110,4 @@ def summary_html(report: Report) -> str:
             f"{html.escape(str(suite.get('scoring_id', '-')))})</h3>"
             f"<table><tr><th>system</th>{head}</tr>{''.join(rows)}</table>{gates}</div>"
         )
-    return "".join(parts)
+    return PAGE_STYLE + "".join(parts) if parts else ""

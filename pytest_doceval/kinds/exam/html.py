@@ -15,6 +15,7 @@ from typing import Any
 from pytest_doceval.html.fmt import (
     NA,
     esc,
+    fmt,
     fmt_int,
     fmt_p,
     fmt_pp,
@@ -23,7 +24,7 @@ from pytest_doceval.html.fmt import (
     num,
     unique,
 )
-from pytest_doceval.html.model import SuiteView
+from pytest_doceval.html.model import SuiteView, not_testable
 from pytest_doceval.html.plots import axis, ci_row
 from pytest_doceval.kinds.exam.table import answers_from_rows, track_order
 
@@ -113,8 +114,11 @@ def deltas(key: str, value: Any, view: SuiteView) -> str:
     rows = []
     for e in entries:
         supported = e.get("supported") is True
+        untestable = not_testable(e.get("n"))
         verdict = (
-            '<td class="sig">supported</td>' if supported else '<td class="ns">not supported</td>'
+            '<td class="sig">supported</td>'
+            if supported
+            else f'<td class="ns">{esc(untestable or "not supported")}</td>'
         )
         rows.append(
             f"<tr><td>{esc(e.get('model'))}</td><td>Δ({esc(e.get('delta'))})</td>"
@@ -139,6 +143,53 @@ def deltas(key: str, value: Any, view: SuiteView) -> str:
         f"<th>interpretation</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         + delta_plot(entries, view.confidence)
     )
+
+
+def pairwise(key: str, value: Any, view: SuiteView) -> str:
+    """Every pair of models per track, paired over the questions both answered: accuracies,
+    the difference with its CI, discordant counts, McNemar's p (raw and Bonferroni over the
+    track's pairs), Cohen's d and the MDE, and which model is better when that is
+    significant (never a verdict at n = 1: nothing is testable there)."""
+    entries = mappings(value)
+    if not entries or not all("a" in e and "b" in e for e in entries):
+        return _fallback(key, value, view)
+    rows = []
+    for e in entries:
+        rows.append(
+            f"<tr><td>{esc(e.get('track'))}</td><td>{esc(e.get('a'))}</td>"
+            f"<td>{esc(e.get('b'))}</td>"
+            f'<td class="num">{fmt_int(e.get("n"))}</td>'
+            f'<td class="num">{pct(e.get("accuracy_a"))} − {pct(e.get("accuracy_b"))}</td>'
+            f'<td class="num"><b>{pct(e.get("diff"), signed=True)}</b></td>'
+            f'<td class="num">{pct_ci(e, signed=True)}</td>'
+            f'<td class="num">{fmt_int(e.get("only_a"))} / {fmt_int(e.get("only_b"))}</td>'
+            f'<td class="num">{fmt_p(e.get("p_mcnemar"))}</td>'
+            f'<td class="num">{fmt_p(e.get("p_bonferroni"))}</td>'
+            f'<td class="num">{fmt(e.get("cohens_d"), 2)}</td>'
+            f'<td class="num">{esc(fmt_pp(e.get("mde")))}</td>{_pair_verdict(e)}</tr>'
+        )
+    alpha = 1 - view.confidence
+    return (
+        "<h3>Pairwise model comparisons per track (paired over shared questions: A − B)</h3>"
+        '<table class="exam-pairwise"><thead><tr><th>track</th><th>A</th><th>B</th>'
+        "<th>n</th><th>accuracies</th><th>Δ</th>"
+        f"<th>{view.confidence:.0%} CI</th><th>only A / only B correct</th>"
+        "<th>p (McNemar)</th><th>p (Bonferroni)</th><th>Cohen's d</th>"
+        '<th title="the accuracy change McNemar\'s exact test detects with 80% power here">'
+        f"MDE</th><th>verdict (α={alpha:.2g})</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _pair_verdict(entry: Mapping[str, Any]) -> str:
+    untestable = not_testable(entry.get("n"))
+    if untestable:
+        return f'<td class="ns">{esc(untestable)}</td>'
+    diff = num(entry.get("diff"))
+    if entry.get("significant") is not True or not diff:
+        return '<td class="ns">no significant difference</td>'
+    winner = entry.get("a") if diff > 0 else entry.get("b")
+    return f'<td class="sig"><b>{esc(winner)}</b> better</td>'
 
 
 def delta_plot(entries: Sequence[Mapping[str, Any]], confidence: float) -> str:
@@ -248,6 +299,7 @@ from pytest_doceval.kinds.exam.html_factors import FACTOR_RENDERERS  # noqa: E40
 EXAM_RENDERERS = {
     "accuracy": accuracy,
     "deltas": deltas,
+    "pairwise": pairwise,
     "breakdowns": breakdowns,
     **FACTOR_RENDERERS,
 }

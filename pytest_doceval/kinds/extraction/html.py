@@ -28,7 +28,7 @@ from pytest_doceval.html.fmt import (
     plain,
     pretty_json,
 )
-from pytest_doceval.html.model import SuiteView
+from pytest_doceval.html.model import SuiteView, not_testable
 
 Block = dict[str, Any]
 MISSING = "(missing)"
@@ -105,6 +105,9 @@ def schema_errors(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
 
 
 def _verdict_cell(entry: Mapping[str, Any]) -> str:
+    untestable = not_testable(entry.get("n"))
+    if untestable:
+        return f'<td class="ns">{esc(untestable)}</td>'
     verdict = str(entry.get("verdict") or "")
     if verdict in ("worse", "better"):
         return f'<td class="delta sig {verdict}">{esc(verdict)}</td>'

@@ -313,8 +313,12 @@ function initSuite(root) {
     draw(st);
     const tr = st.tbody.querySelector(`tr.case[data-i="${i}"]`);
     if (!tr) return;
-    if (!st.open.has(i)) toggle(st, i, tr);
-    tr.scrollIntoView({ block: "center" });
+    // The row at the top, its opened details below it in view (not at the bottom, hidden);
+    // again once the details are drawn, as they can re-flow the table's columns above it.
+    const top = () => tr.scrollIntoView({ block: "start" });
+    const opened = st.open.has(i) ? Promise.resolve() : toggle(st, i, tr);
+    top();
+    opened.then(top, () => {});
   };
   refilter();
   return st;

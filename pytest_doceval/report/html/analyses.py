@@ -24,7 +24,7 @@ from pytest_doceval.html.fmt import (
     num,
     strings,
 )
-from pytest_doceval.html.model import SuiteView, judge
+from pytest_doceval.html.model import SuiteView, judge, not_testable
 from pytest_doceval.report.html.kinds import kind_html
 from pytest_doceval.report.html.summary import flag_mark
 from pytest_doceval.rows import FLAG_MARK
@@ -35,6 +35,9 @@ from pytest_doceval.rows import FLAG_MARK
 def _verdict(c: Mapping[str, Any], direction: str | None, alpha: float) -> str:
     """Which system is better, if the difference is significant: Bonferroni p below alpha
     when there is one, else a CI that excludes zero."""
+    untestable = not_testable(c.get("n"))
+    if untestable:
+        return f'<td class="ns">{esc(untestable)}</td>'
     p = num(c.get("p_bonferroni"))
     low, high = num(c.get("ci_low")), num(c.get("ci_high"))
     if p is not None:

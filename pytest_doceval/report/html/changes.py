@@ -8,7 +8,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_doceval.html.fmt import esc, fmt, fmt_ci, fmt_int, fmt_p, fmt_signed, num
-from pytest_doceval.html.model import FAILING, Change, SuiteView, case_anchor, changes
+from pytest_doceval.html.model import (
+    FAILING,
+    Change,
+    SuiteView,
+    case_anchor,
+    changes,
+    not_testable,
+)
 
 # Worse first: a reviewer's first question is "what did this change break".
 _ORDER = {"worse": 0, "better": 1, "changed": 2}
@@ -133,10 +140,14 @@ def what_changed(view: SuiteView) -> str:
     return "".join(parts)
 
 
+def _significant_words(delta: Mapping[str, Any], reading: Change) -> str:
+    if reading.significant:
+        return f"yes, {esc(reading.verdict)}"
+    return esc(not_testable(delta.get("n")) or "no")
+
+
 def _all_deltas(view: SuiteView, read: list[tuple[Mapping[str, Any], Change]]) -> str:
-    rows = "".join(
-        _row(d, c, f"<td>{'yes, ' + c.verdict if c.significant else 'no'}</td>") for d, c in read
-    )
+    rows = "".join(_row(d, c, f"<td>{_significant_words(d, c)}</td>") for d, c in read)
     return (
         '<details class="all-deltas"><summary>All baseline deltas '
         f"({len(read):,}, paired: current \u2212 baseline)</summary>"

@@ -1,6 +1,7 @@
 """Summary tables: systems x headline metrics (mean, CI with its method, n, a small-n mark,
-the change against the baseline coloured by the metric's direction), the metric legend, and
-the suite gate table."""
+the change against the baseline with its CI, coloured by the metric's direction when
+significant), the terminal's five columns first and the rest folded so the table fits a
+1,400 px window; the metric legend, the cost table, and the suite gate table."""
 
 from __future__ import annotations
 
@@ -27,8 +28,10 @@ from pytest_doceval.html.model import (
     delta_index,
     direction_label,
     failed_gates,
+    not_testable,
 )
 from pytest_doceval.metrics.cost import cost_cell, cost_columns
+from pytest_doceval.report.terminal import TERMINAL_COLUMNS
 from pytest_doceval.rows import FLAG_MARK, describe_flags
 
 
@@ -45,22 +48,29 @@ def delta_title(delta: Mapping[str, Any], reading: Change, confidence: float) ->
 
 
 def _delta_html(delta: Mapping[str, Any], direction: str | None, confidence: float) -> str:
-    """Only a significant change gets a coloured line; anything else is one muted mark with
-    the numbers in its tooltip (the 'What changed' block and the full table have them)."""
+    """The change against the baseline as numbers, always: the mean difference and its CI,
+    coloured (with an arrow) only when significant; otherwise muted, with why it is not
+    (too few cases to test, or within its interval)."""
     reading = change(delta, direction)
     if not reading.verdict:
         return ""
     tip = esc(delta_title(delta, reading, confidence))
+    numbers = (
+        f'<span class="diff-mean">{esc(fmt_signed(delta.get("mean_diff")))}</span> '
+        f'<span class="diff-ci">{esc(fmt_ci(delta))}</span> vs baseline'
+    )
     if not reading.significant:
-        words = f"not significant at n = {fmt_int(delta.get('n'))}"
-        return f'<div class="delta {reading.verdict} ns" title="{tip}">{words}</div>'
+        why = not_testable(delta.get("n")) or f"not significant at n = {fmt_int(delta.get('n'))}"
+        return (
+            f'<div class="delta {reading.verdict} ns" title="{tip}">{numbers}'
+            f'<div class="why">{esc(why)}</div></div>'
+        )
     arrow = {
         "worse": "▲" if direction == "lower" else "▼",
         "better": "▼" if direction == "lower" else "▲",
     }.get(reading.verdict, "•")
     return (
-        f'<div class="delta {reading.verdict} sig" title="{tip}">{arrow} '
-        f"{esc(fmt_signed(delta.get('mean_diff')))} vs baseline "
+        f'<div class="delta {reading.verdict} sig" title="{tip}">{arrow} {numbers} '
         f'<span class="sigmark">significant</span></div>'
     )
 
@@ -133,13 +143,21 @@ def methods(view: SuiteView, metric: str) -> list[str]:
     )
 
 
-def summary_table(view: SuiteView) -> str:
+def summary_columns(view: SuiteView) -> tuple[list[str], list[str]]:
+    """The headline metrics the summary leads with and the rest, folded: all of them when
+    they are at most `TERMINAL_COLUMNS`, else the first `TERMINAL_COLUMNS` measured ones (the
+    terminal's five), each group in the kind's declaration order."""
+    if len(view.headline) <= TERMINAL_COLUMNS:
+        return list(view.headline), []
     aggregates = mapping(view.data.get("aggregates"))
-    metrics = view.headline
-    if not aggregates or not metrics:
-        return ""
+    measured = {str(m) for per_system in aggregates.values() for m in mapping(per_system)}
+    lead = [m for m in view.headline if m in measured][:TERMINAL_COLUMNS]
+    return lead, [m for m in view.headline if m not in lead]
+
+
+def _metric_table(view: SuiteView, metrics: list[str]) -> str:
+    aggregates = mapping(view.data.get("aggregates"))
     deltas = delta_index(view)
-    level = view.confidence
     head = []
     for metric in metrics:
         method = ", ".join(methods(view, metric))
@@ -153,14 +171,41 @@ def summary_table(view: SuiteView) -> str:
     for system in view.systems:
         per_metric = mapping(aggregates.get(system))
         cells = [
-            _cell(mapping(per_metric.get(m)), deltas.get((system, m)), view.direction(m), level)
+            _cell(
+                mapping(per_metric.get(m)),
+                deltas.get((system, m)),
+                view.direction(m),
+                view.confidence,
+            )
             for m in metrics
         ]
         rows.append(f"<tr><th>{esc(system)}</th>{''.join(cells)}</tr>")
     return (
-        f"<h3>Summary: mean, {level:.0%} CI, n, change against the baseline</h3>"
         f'<table class="summary"><thead><tr><th>system</th>{"".join(head)}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>{flag_legend(view)}{legend(view)}"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def summary_table(view: SuiteView) -> str:
+    """Systems x headline metrics. The first `TERMINAL_COLUMNS` metrics lead, so the table
+    fits a laptop window; the others follow behind one toggle, in tables of as many columns
+    (each fits too), the order the kind declares them."""
+    if not mapping(view.data.get("aggregates")) or not view.headline:
+        return ""
+    lead, rest = summary_columns(view)
+    folded = ""
+    if rest:
+        tables = "".join(
+            _metric_table(view, rest[i : i + TERMINAL_COLUMNS])
+            for i in range(0, len(rest), TERMINAL_COLUMNS)
+        )
+        folded = (
+            f'<details class="more-metrics"><summary>{plural(len(rest), "more metric")}: '
+            f"{esc(', '.join(rest))}</summary>{tables}</details>"
+        )
+    return (
+        f"<h3>Summary: mean, {view.confidence:.0%} CI, n, change against the baseline</h3>"
+        f"{_metric_table(view, lead)}{folded}{flag_legend(view)}{legend(view)}"
     )
 
 
