@@ -24,6 +24,7 @@ from pytest_doceval.run.case_gates import SuiteBaselines, case_gate_failures
 from pytest_doceval.run.catalog import SuiteCatalog
 from pytest_doceval.run.controller import Controller
 from pytest_doceval.run.progress import summary_line
+from pytest_doceval.run.score_cache import ScoreCache
 from pytest_doceval.run.stage_run import StageRun
 from pytest_doceval.store import Store
 
@@ -91,6 +92,17 @@ class DocevalSession:
             root=root,
             invoked_in=Path(config.invocation_params.dir),
         )
+        # A result whose inputs, outputs and scoring code are unchanged is read, not scored.
+        self.scores = ScoreCache(
+            self.cache,
+            root,
+            not_inputs=[
+                root / project.baselines,
+                *([options.cache_dir] if options.cache_dir else []),
+                options.json_path,
+                *([options.html_path] if options.html_path else []),
+            ],
+        )
         self.stages = StageRun(
             config,
             executor=options.executor,
@@ -130,15 +142,25 @@ class DocevalSession:
         baseline = self.baselines.comparable(suite)
         previous = baseline.cache_key(ref.key) if baseline is not None else None
         metrics = baseline.metrics(ref.key) if baseline is not None else None
-        ctx = RunContext(
-            self.cache, previous_cache_key=previous, baseline=metrics, engine=self.stages.engine
+        key = self.scores.key(
+            suite,
+            ref,
+            stage_keys=self.stages.stage_keys(nodeid),
+            previous_cache_key=previous,
+            baseline=metrics,
         )
-        result = suite.evaluate(ref, ctx)
+        result = self.scores.get(key)
+        if result is None:
+            ctx = RunContext(
+                self.cache, previous_cache_key=previous, baseline=metrics, engine=self.stages.engine
+            )
+            result = suite.evaluate(ref, ctx)
+            for metric in result.metrics:
+                suite.metric_spec(metric)  # a kind must declare what it measures
+            self.scores.put(key, result)
         cost = self.stages.cost(nodeid)
         if cost is not None:
             result.metrics.update(cost.metrics())
-        for metric in result.metrics:
-            suite.metric_spec(metric)  # a kind must declare what it measures
         return result
 
     def gate_failures_for(self, suite: Suite, result: CaseResult) -> list[str]:

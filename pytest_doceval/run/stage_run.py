@@ -125,6 +125,10 @@ class StageRun:
         while not self.engine.wait(keys, timeout=max(0.05, progress.until_due())):
             progress.tick(self.engine.snapshot())
 
+    def stage_keys(self, nodeid: str) -> list[str] | None:
+        """The output keys test `nodeid` waits for (None: it was not planned)."""
+        return self._stage_keys.get(nodeid)
+
     def cost(self, nodeid: str) -> StageCost | None:
         """What the stages of test `nodeid` cost to compute (None: it has none)."""
         keys = self._stage_keys.get(nodeid)
