@@ -110,6 +110,7 @@ class DocevalSession:
             models=self.models,
             suite=self.catalog.suite,
         )
+        self.stages.result_stored = self._result_stored
 
     # -- suites and baselines -----------------------------------------------------------------
 
@@ -142,13 +143,7 @@ class DocevalSession:
         baseline = self.baselines.comparable(suite)
         previous = baseline.cache_key(ref.key) if baseline is not None else None
         metrics = baseline.metrics(ref.key) if baseline is not None else None
-        key = self.scores.key(
-            suite,
-            ref,
-            stage_keys=self.stages.stage_keys(nodeid),
-            previous_cache_key=previous,
-            baseline=metrics,
-        )
+        key = self._score_key(suite, ref, self.stages.output_keys(nodeid))
         result = self.scores.get(key)
         if result is None:
             ctx = RunContext(
@@ -162,6 +157,19 @@ class DocevalSession:
         if cost is not None:
             result.metrics.update(cost.metrics())
         return result
+
+    def _score_key(self, suite: Suite, ref: CaseRef, stage_keys: list[str] | None) -> str | None:
+        baseline = self.baselines.comparable(suite)
+        return self.scores.key(
+            suite,
+            ref,
+            stage_keys=stage_keys,
+            previous_cache_key=baseline.cache_key(ref.key) if baseline is not None else None,
+            baseline=baseline.metrics(ref.key) if baseline is not None else None,
+        )
+
+    def _result_stored(self, suite: Suite, ref: CaseRef, stage_keys: list[str]) -> bool:
+        return self.scores.has(self._score_key(suite, ref, stage_keys))
 
     def gate_failures_for(self, suite: Suite, result: CaseResult) -> list[str]:
         return case_gate_failures(suite, result, self.baselines, updating=self.options.update)

@@ -169,10 +169,22 @@ def scoring_code_digest(kind: type) -> str | None:
     try:
         # Paths relative to the package (absolute for a kind of one's own): a checkout moved
         # elsewhere keeps the digest of the package's own files.
-        entries = [(_relative(path, package), file_digest(path)) for path in files]
+        entries = [(_relative(path, package), _source_digest(path)) for path in files]
     except OSError:
         return None
     return _digest(entries) if entries else None
+
+
+def _source_digest(path: Path) -> str:
+    """A source file's digest, hashed once while it stays the same file (the kinds share
+    most of theirs; one process may run pytest more than once, as pytester does)."""
+    stat = path.stat()
+    return _digest_of_version(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _digest_of_version(path: Path, mtime_ns: int, size: int) -> str:
+    return file_digest(path)
 
 
 def _relative(path: Path, package: Path) -> str:
@@ -263,6 +275,10 @@ class ScoreCache:
                 "project": self._project_digest(),
             }
         )
+
+    def has(self, key: str | None) -> bool:
+        """Whether a readable result is stored under `key` (it is decoded to know)."""
+        return key is not None and self.store.get(key, RESULT) is not None
 
     def get(self, key: str | None) -> CaseResult | None:
         found = None if key is None else self.store.get(key, RESULT)
