@@ -126,6 +126,20 @@ def test_what_changed_is_scored_again_and_nothing_else(pytester: pytest.Pytester
     assert _run(pytester) == []
 
 
+def test_the_project_settings_and_the_baseline_are_part_of_the_key(
+    pytester: pytest.Pytester,
+) -> None:
+    _project(pytester.path)
+    assert _run(pytester) == ALL
+    pyproject = pytester.path / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "seed = 7\n")  # [tool.doceval]
+    assert _run(pytester) == ALL
+    assert _run(pytester, "--doceval-update") == []  # no baseline yet: the same key
+    # Now a baseline exists: what a kind may read of it (its metrics, its output's key) changed.
+    assert _run(pytester) == ALL
+    assert _run(pytester) == []
+
+
 def test_the_scoring_code_digest_is_part_of_the_key(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
