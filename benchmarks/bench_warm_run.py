@@ -75,7 +75,7 @@ def copy_project(target: Path) -> None:
             shutil.copy2(source, target / name)
 
 
-def test_count(output: str) -> int:
+def tests_in(output: str) -> int:
     """The number of tests a run reported (passed, failed, skipped, errors)."""
     last = output.strip().splitlines()[-1]
     return sum(int(n) for n in re.findall(r"(\d+) (?:passed|failed|skipped|errors?)", last))
@@ -120,7 +120,7 @@ def main() -> None:
     try:
         # The shipped baselines may be older than the code: failed gates are fine here.
         cold, result = run_doceval(project, [], failed_tests_ok=True)
-        n = test_count(result.stdout)
+        n = tests_in(result.stdout)
         warm = median_of(args.repeat, lambda: run_doceval(project, [], failed_tests_ok=True)[0])
         warm_xdist = median_of(
             args.repeat, lambda: run_doceval(project, ["-n", "2"], failed_tests_ok=True)[0]
