@@ -6,6 +6,19 @@ reviewer reading CI output knows what to fix without opening the code.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+
+def relative_paths(text: str, *roots: Path) -> str:
+    """`text` with the paths under any of `roots` (the doceval project's root, pytest's
+    rootdir) written relative to it: a message, hint or report attached to a pull request
+    must not carry the CI machine's folders. The deepest root first, so a path under both is
+    relative to the nearer one."""
+    for root in sorted({str(r) for r in roots}, key=len, reverse=True):
+        text = text.replace(f"{root}{os.sep}", "")
+    return text
+
 
 class DocevalError(Exception):
     """Base class of every error pytest-doceval reports on a test or at collection."""
@@ -26,3 +39,7 @@ class SystemRunError(DocevalError):
 class SystemUnavailable(DocevalError):
     """A system that cannot run here as configured (no model for a two-stage parser): its
     tests are skipped with this message, which says how to make it available."""
+
+
+class OmniDocBenchInputError(CaseInputError):
+    """An OmniDocBench annotation page (or its prediction) not in the benchmark's format."""

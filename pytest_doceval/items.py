@@ -16,7 +16,7 @@ import pytest
 from pytest_doceval.errors import DocevalError, SystemUnavailable
 from pytest_doceval.kinds import CaseRef, case_row
 from pytest_doceval.rows import Row
-from pytest_doceval.session import SESSION_KEY, in_shard
+from pytest_doceval.session import SESSION_KEY
 
 
 class GateFailure(DocevalError):
@@ -33,10 +33,9 @@ class SuiteFile(pytest.File):
             # and a broken suite must not keep the other suites from running.
             yield SuiteErrorItem.from_parent(self, name=self.path.parent.name, error=exc)
             return
-        shard = session.options.shard
+        # Every case is collected; a shard run deselects the other shards' (session_hooks.py).
         for ref in suite.case_refs():
-            if shard is None or in_shard(suite.name, ref.case, shard):
-                yield CaseItem.from_parent(self, name=ref.key, ref=ref)
+            yield CaseItem.from_parent(self, name=ref.key, ref=ref)
 
 
 class SuiteErrorItem(pytest.Item):
@@ -74,7 +73,7 @@ class CaseItem(pytest.Item):
         report carries it to the controller. A row made at collection for each of 70,000
         items, and every result kept to the end, were hundreds of MB in every process."""
         if self._row is None and not self._done:
-            self._row = case_row(self.suite_name, self.ref, nodeid=self.nodeid)
+            self._row = case_row(self.suite_name, self.ref, nodeid=self.report_nodeid)
         return self._row
 
     @doceval_row.setter
@@ -85,6 +84,17 @@ class CaseItem(pytest.Item):
     def _session(self) -> Any:
         return self.config.stash[SESSION_KEY]
 
+    @property
+    def report_nodeid(self) -> str:
+        """The test's id in the report: its suite file relative to the doceval project root.
+        pytest's own node id is relative to its rootdir, and a suite of another project run
+        from here lost its folder there (``suite.toml::case[system]``)."""
+        try:
+            path = self.path.relative_to(self._session.rootpath).as_posix()
+        except ValueError:
+            return self.nodeid
+        return f"{path}::{self.name}"
+
     def setup(self) -> None:
         session = self._session
         suite = session.suite(self.path)
@@ -94,7 +104,7 @@ class CaseItem(pytest.Item):
             self.result = session.evaluate(suite, self.ref, self.nodeid)
         except SystemUnavailable as exc:
             pytest.skip(str(exc))
-        row = case_row(self.suite_name, self.ref, self.result, nodeid=self.nodeid)
+        row = case_row(self.suite_name, self.ref, self.result, nodeid=self.report_nodeid)
         row["duration"] = round(time.perf_counter() - started, 4)
         row["baseline"] = session.baseline_metrics(suite, self.ref)
         self.doceval_row = row

@@ -7,7 +7,6 @@ nothing heavy is imported and nothing is collected unless a run asks for evaluat
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -90,7 +89,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--doceval-shard",
         metavar="K/N",
         default=None,
-        help="run the K-th of N deterministic shards of the cases (merge with `doceval merge`)",
+        help="run the K-th of N deterministic shards of the cases (merge with `doceval merge`), "
+        "balanced by the case durations of the last report of a whole run, if there is one",
+    )
+    group.addoption(
+        "--doceval-shard-durations",
+        metavar="REPORT",
+        default=None,
+        help="the report (a whole run's, or a merge of shards) whose durations balance the "
+        "shards (default: the JSON report's path)",
     )
 
 
@@ -98,6 +105,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 _NEEDS_DOCEVAL = (
     ("--doceval-update", "doceval_update"),
     ("--doceval-shard", "doceval_shard"),
+    ("--doceval-shard-durations", "doceval_shard_durations"),
     ("--doceval-bootstrap", "doceval_bootstrap"),
     ("--doceval-seed", "doceval_seed"),
     ("--doceval-no-cache", "doceval_no_cache"),
@@ -119,10 +127,13 @@ def _check_numbers(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--doceval-seed {seed}: a seed is a whole number >= 0")
 
 
-def lead_with_cause(message: str, rootpath: Path) -> str:
-    """``path: cause`` becomes ``cause (path)``, paths relative to the rootdir: pytest's short
-    summary line already starts with the test id, and 80 columns should still show why."""
-    message = message.replace(f"{rootpath}{os.sep}", "")
+def lead_with_cause(message: str, *roots: Path) -> str:
+    """``path: cause`` becomes ``cause (path)``, paths relative to `roots` (the doceval
+    project's, pytest's rootdir): pytest's short summary line already starts with the test
+    id, and 80 columns should still show why."""
+    from pytest_doceval.errors import relative_paths
+
+    message = relative_paths(message, *roots)
     first, newline, rest = message.partition("\n")
     where, sep, cause = first.partition(": ")
     if sep and cause and " " not in where and ("/" in where or "." in where):
@@ -171,9 +182,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     cache_dir = Path(config.getoption("doceval_cache_dir") or root / project.cache)
     html = config.getoption("doceval_html")
+    json_path = invoked / (config.getoption("doceval_json") or root / JSON_REPORT)
+    durations = config.getoption("doceval_shard_durations")
     options = Options(
         update=config.getoption("doceval_update"),
-        json_path=invoked / (config.getoption("doceval_json") or root / JSON_REPORT),
+        json_path=json_path,
         html_path=None if html == "" else invoked / (html or root / HTML_REPORT),
         cache_dir=cache_dir,
         cache_mode="off"
@@ -190,6 +203,7 @@ def pytest_configure(config: pytest.Config) -> None:
         ),
         executor=_executor(config.getoption("doceval_executor") or project.executor),
         shard=parse_shard(config.getoption("doceval_shard")),
+        shard_durations=invoked / durations if durations else json_path,
     )
     session = DocevalSession(config, project, options, root=root)
     config.stash[SESSION_KEY] = session
@@ -256,14 +270,17 @@ def pytest_runtest_makereport(
     report = yield
     if not getattr(item, "is_doceval_item", False):
         return report
-    from pytest_doceval.errors import DocevalError
+    from pytest_doceval.errors import DocevalError, relative_paths
+
+    session = _session(item.config)
+    roots = (item.config.rootpath, *([session.rootpath] if session is not None else []))
 
     if call.excinfo is not None and isinstance(call.excinfo.value, DocevalError):
         # The cause first, not a traceback into the plugin: pytest's short summary already
         # leads with the test id, and a gate or input error names its case or file. A user's
         # parser that raised keeps its own traceback under --tb=long.
         error = call.excinfo.value
-        report.longrepr = lead_with_cause(str(error), item.config.rootpath)
+        report.longrepr = lead_with_cause(str(error), *roots)
         cause = error.__cause__
         if (
             cause is not None
@@ -281,11 +298,12 @@ def pytest_runtest_makereport(
         return report
     if call.when == "setup" and (report.failed or report.skipped):
         row["outcome"] = "skipped" if report.skipped else "error"
-        row["message"] = str(call.excinfo.value) if call.excinfo else None
+        row["message"] = relative_paths(str(call.excinfo.value), *roots) if call.excinfo else None
     elif call.when == "call":
         row["outcome"] = report.outcome
         if report.failed:
-            row["message"] = str(call.excinfo.value) if call.excinfo else str(report.longrepr)
+            failure = str(call.excinfo.value) if call.excinfo else str(report.longrepr)
+            row["message"] = relative_paths(failure, *roots)
     else:
         return report  # only the report that ends a test carries its row
     report.doceval_row = row  # type: ignore[attr-defined]

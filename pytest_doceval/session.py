@@ -7,7 +7,6 @@ reach the controller on the test reports, as builtin types only.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +19,7 @@ from pytest_doceval.kinds import CaseRef, RunContext, Suite
 from pytest_doceval.models.runtime import ModelRuntime
 from pytest_doceval.results import CaseResult
 from pytest_doceval.rows import Row
+from pytest_doceval.run import shards
 from pytest_doceval.run.case_gates import SuiteBaselines, case_gate_failures
 from pytest_doceval.run.catalog import SuiteCatalog
 from pytest_doceval.run.controller import Controller
@@ -46,24 +46,14 @@ class Options:
     executor: str
     stats: StatsConfig
     shard: tuple[int, int] | None
+    shard_durations: Path  # the report whose recorded durations balance the shards
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
-    if not text:
-        return None
     try:
-        k, n = (int(part) for part in text.split("/"))
-    except ValueError:
-        raise pytest.UsageError(f"--doceval-shard {text!r}: expected K/N, e.g. 1/4") from None
-    if not 1 <= k <= n:
-        raise pytest.UsageError(f"--doceval-shard {text!r}: need 1 <= K <= N")
-    return k, n
-
-
-def in_shard(suite: str, case: str, shard: tuple[int, int]) -> bool:
-    """Whole cases go to one shard (every system of a case together), by a stable hash."""
-    digest = hashlib.sha256(f"{suite}/{case}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") % shard[1] == shard[0] - 1
+        return shards.parse_shard(text)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--doceval-shard {exc}") from None
 
 
 class DocevalSession:
@@ -103,6 +93,11 @@ class DocevalSession:
                 *([options.html_path] if options.html_path else []),
             ],
         )
+        # A shard run balances its cases by the durations of the last whole run (or none).
+        self.shard_durations = (
+            shards.load_durations(options.shard_durations) if options.shard else {}
+        )
+        self.shard_plan: shards.ShardPlan | None = None  # set once the tests are collected
         self.stages = StageRun(
             config,
             executor=options.executor,
@@ -181,10 +176,15 @@ class DocevalSession:
 
     def finish(self, *, interrupted: bool = False) -> bool:
         """Aggregate, write report and baselines, apply suite gates. True if a gate failed."""
+        shard = self.options.shard
+        plan = self.shard_plan
+        ran = not self.config.getoption("collectonly", False)
         return self.controller.finish(
             json_path=self.options.json_path,
             html_path=self.options.html_path,
-            shard=self.options.shard,
+            shard=None if shard is None else f"{shard[0]}/{shard[1]}",
+            shard_basis=None if shard is None else shards.basis(self.shard_durations),
+            empty_shard=plan.empty_line() if plan is not None and plan.empty and ran else None,
             interrupted=interrupted,
         )
 

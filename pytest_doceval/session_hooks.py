@@ -10,6 +10,7 @@ tests, and at the end the report, the terminal summary and pytest-html's columns
 from __future__ import annotations
 
 import gc
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -97,6 +98,25 @@ class SessionHooks:
             # A broken suite, or an item whose xdist worker crashed: keep it in the report.
             self.session.add_row(self._suite_file(report.nodeid), _lost_row(report))
 
+    # First: the split is of every case, before -k or -m deselect any (the same in every shard).
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        shard = self.session.options.shard
+        if shard is None:
+            return
+        from pytest_doceval.run.shards import select
+
+        kept, dropped, plan = select(items, _case_of, shard, self.session.shard_durations)
+        self.session.shard_plan = plan
+        workeroutput = getattr(config, "workeroutput", None)
+        if workeroutput is not None:  # the xdist controller collects nothing: it is told
+            workeroutput["doceval_shard"] = plan.to_dict()
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
+
     @pytest.hookimpl(trylast=True)  # the start line after pytest's "collected N items"
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         gc.freeze()  # see pytest_runtest_logfinish
@@ -131,6 +151,12 @@ class SessionHooks:
         totals = getattr(node, "workeroutput", {}).get("doceval_engine")
         if totals:
             self.session.stages.add_worker_totals(totals)
+        self.session.stages.node_down(str(node.workerinput["workerid"]))
+        plan = getattr(node, "workeroutput", {}).get("doceval_shard")
+        if plan:
+            from pytest_doceval.run.shards import ShardPlan
+
+            self.session.shard_plan = ShardPlan.from_dict(plan)
 
     @pytest.hookimpl(trylast=True)  # a progress line after pytest's own writes, not on them
     def pytest_runtest_logfinish(self) -> None:
@@ -165,6 +191,15 @@ class SessionHooks:
             and session.exitstatus == pytest.ExitCode.OK
         ):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        plan = self.session.shard_plan
+        if (
+            plan is not None
+            and plan.empty
+            and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
+        ):
+            # A shard with none of the cases did its part (an empty report for the merge):
+            # pytest's "no tests collected" would fail the CI job for it.
+            session.exitstatus = pytest.ExitCode.OK
 
     def pytest_unconfigure(self) -> None:
         freeze_gc()
@@ -217,18 +252,31 @@ def case_folder_hints(config: pytest.Config) -> list[str]:
     """For a run that collected nothing: a case folder given as a path (the suite folder,
     with its suite.toml, is what pytest collects) gets told so."""
     hints = []
+    invoked = Path(config.invocation_params.dir)
     for arg in config.args:
-        path = Path(config.invocation_params.dir) / arg.split("::")[0]
+        path = invoked / arg.split("::")[0]
         if not path.is_dir() or next(path.rglob("suite.toml"), None) is not None:
             continue
         suite = next((p for p in path.parents if (p / "suite.toml").is_file()), None)
         if suite is not None:
             case = path.relative_to(suite).parts[0]
+            # The suite as the user can type it where pytest was started (no machine's
+            # absolute folders in a CI log).
+            shown = os.path.relpath(suite, invoked)
             hints.append(
-                f"hint: {arg} is a case folder of suite {suite}; a suite is collected from its "
-                f"folder (suite.toml): pytest --doceval {suite} -k {case}"
+                f"hint: {arg} is a case folder of suite {shown}; a suite is collected from its "
+                f"folder (suite.toml): pytest --doceval {shown} -k {case}"
             )
     return hints
+
+
+def _case_of(item: pytest.Item) -> tuple[str, str] | None:
+    """The (suite, case) an item belongs to, for shards: a case's every system together; a
+    broken suite's error item is a case of its own."""
+    ref = getattr(item, "ref", None)
+    if getattr(item, "is_doceval_item", False):
+        return (item.path.parent.name, ref.case if ref is not None else "")
+    return None
 
 
 def _lost_row(report: pytest.TestReport) -> Row:

@@ -10,6 +10,14 @@ from typing import Any
 
 import pymupdf
 import pytest
+from hypothesis import HealthCheck, settings
+
+# The suite must pass on a busy machine (a CI runner, two cores shared with other jobs): no
+# hypothesis test may fail because an example ran slowly. Loaded before any test module, this
+# profile is the default every `@settings(...)` of a test inherits from; a test must not set a
+# deadline of its own (tests/test_load_safety.py checks).
+settings.register_profile("doceval", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("doceval")
 
 # Real third-party documents (../shared/realdata beside the repo); tests using them skip
 # cleanly when the folder is absent. DOCEVAL_REALDATA points elsewhere.

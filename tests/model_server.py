@@ -44,6 +44,7 @@ from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+GATHER_WAIT = 60.0  # seconds an answer waits for `ModelServer.gather` requests at most
 MARKER = re.compile(r"\[(fault|latency):([^\]]*)\]")
 
 
@@ -167,6 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _faults(self, text: str, seen: int) -> list[tuple[str, dict[str, str]]]:
         """Wait the latency `text` (and the server) asks for; the faults its markers name."""
+        self.server.owner.gathered.wait(GATHER_WAIT)
         delay = self.server.owner.latency
         faults: list[tuple[str, dict[str, str]]] = []
         for what, arg in MARKER.findall(text):
@@ -268,8 +270,17 @@ class _Handler(BaseHTTPRequestHandler):
 class ModelServer:
     """The server on 127.0.0.1 (an ephemeral port unless `port`), in a daemon thread."""
 
-    def __init__(self, *, latency: float = 0.0, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, *, latency: float = 0.0, host: str = "127.0.0.1", port: int = 0, gather: int = 1
+    ) -> None:
         self.latency = latency
+        # Answers wait until `gather` requests were in flight at once (or GATHER_WAIT passed):
+        # a test of concurrency waits for a condition, not for a machine fast enough that
+        # requests overlap by chance.
+        self.gather = gather
+        self.gathered = threading.Event()
+        if gather <= 1:
+            self.gathered.set()
         self.host = host
         self.port = port
         self.stopping = threading.Event()
@@ -280,6 +291,13 @@ class ModelServer:
         self._lock = threading.Lock()
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
+
+    def hold_until(self, requests: int) -> None:
+        """Hold answers until `requests` are in flight at once (at most GATHER_WAIT)."""
+        with self._lock:
+            self.gather = requests
+            if self.peak_active < requests:
+                self.gathered.clear()
 
     @property
     def base_url(self) -> str:
@@ -349,6 +367,8 @@ class _InFlight:
         with self.server._lock:
             self.server.active += 1
             self.server.peak_active = max(self.server.peak_active, self.server.active)
+            if self.server.peak_active >= self.server.gather:
+                self.server.gathered.set()
 
     def __exit__(self, *exc: object) -> None:
         with self.server._lock:

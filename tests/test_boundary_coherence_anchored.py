@@ -7,7 +7,8 @@ structure.py's pattern), the seed's chunker (`chunking.split_text`, checked agai
 test_metrics_chunking.py) and rapidfuzz's Levenshtein alignment and ``partial_ratio`` (the
 reference library the definition names; an optimal alignment is not unique, so another one would
 map offsets elsewhere). Everything else is written again, differently: the blocks as a line
-classification, the offset mapping walked from ``editops`` character by character, the word
+classification, the line-break reading as a walk over lines that decides each line's separator,
+the projection and its offset mapping walked from ``editops`` character by character, the word
 characters as a list, the one-to-one matching as scipy's maximum bipartite matching.
 
 The same code then shows what anchoring is for: without it, garbage (an unrelated paper, lorem
@@ -91,36 +92,80 @@ def gold_boundaries(truth: str) -> list[int]:
 
 
 def cuts_of(text: str, size: int, overlap: int) -> list[int]:
-    chunks = split_text(text, size, overlap)
-    return sorted({c.start for c in chunks} - {chunks[0].start}) if chunks else []
+    """The splitter's cuts of `text` with each U+2029 written as a blank line, as offsets into
+    `text` (a cut starts a chunk: a visible character, found by counting them)."""
+    written = text.replace("\u2029", "\n\n")
+    chunks = split_text(written, size, overlap)
+    cuts = sorted({c.start for c in chunks} - {chunks[0].start}) if chunks else []
+    return [cut - written.count("\n\n", 0, cut) for cut in cuts]
 
 
-def truth_position_after(truth: str, output: str) -> list[int]:
-    """For every gap p of the output (0..len), the truth gap after the truth characters consumed
-    up to output character p-1: that character's own position + 1 when it is aligned (equal or
-    substituted), where it sits when it was inserted. So a gap after an aligned character falls
-    before any truth characters deleted after it."""
-    after = [0] * (len(output) + 1)
-    i = j = 0
+def is_held(line: str) -> bool:
+    stripped = line.strip()
+    return (
+        stripped.startswith(("|", "<"))
+        or bool(md.TABLE_SEPARATOR.match(line))
+        or bool(md.GRID_BORDER.match(line))
+    )
 
-    def take_equal(until_i: int, until_j: int) -> None:
-        nonlocal i, j
-        while i < until_i and j < until_j:
-            after[j + 1] = i + 1
-            i, j = i + 1, j + 1
 
-    for op in Levenshtein.editops(truth, output):
-        take_equal(op.src_pos, op.dest_pos)
-        if op.tag == "replace":
-            after[j + 1] = i + 1
-            i, j = i + 1, j + 1
-        elif op.tag == "delete":
+def read_breaks(text: str) -> tuple[str, list[int]]:
+    """Every run of line breaks read as one U+2029, but a single newline kept between two
+    table/HTML lines, after a div's opening fence, before its closing one, inside ``` code or $$
+    math; with, for every character and the end, the offset in `text` it stands for. Walked
+    line by line: a run is a line's trailing spacing, its newline and the whitespace-only lines
+    after it (not the last line, which has no newline)."""
+    lines = text.split("\n")
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
+    out: list[str] = []
+    where: list[int] = []
+    code = math = False
+    k = 0
+    while k < len(lines) - 1:
+        line = lines[k].rstrip()
+        out.append(line)
+        where.extend(range(starts[k], starts[k] + len(line)))
+        m = k + 1
+        while m < len(lines) - 1 and not lines[m].strip():
+            m += 1
+        code ^= line.strip().startswith("```")
+        math ^= line.count("$$") % 2 == 1
+        following = lines[m]
+        held = (
+            code
+            or math
+            or (is_held(line) and is_held(following))
+            or (line.lstrip().startswith(":::") and bool(line.strip().strip(":")))
+            or (following.lstrip().startswith(":::") and not following.strip().strip(":"))
+        )
+        out.append("\n" if held and m == k + 1 else "\u2029")
+        if m > k + 1:  # a blank line: no $$ math goes on past it
+            math = False
+        where.append(starts[k] + len(line))
+        k = m
+    out.append(lines[k])
+    where.extend(range(starts[k], starts[k] + len(lines[k])))
+    where.append(len(text))
+    return "".join(out), where
+
+
+def projected(truth: str, output: str) -> tuple[str, list[int]]:
+    """The output's characters that ``editops`` aligns with a truth character (equal or
+    substituted), and for every gap p of them the truth gap right after the truth character
+    aligned with the one before p."""
+    inserted = {op.dest_pos for op in Levenshtein.editops(truth, output) if op.tag == "insert"}
+    deleted = {op.src_pos for op in Levenshtein.editops(truth, output) if op.tag == "delete"}
+    kept, after = [], [0]
+    i = 0
+    for j, ch in enumerate(output):
+        if j in inserted:
+            continue
+        while i in deleted:
             i += 1
-        else:  # insert: the character sits at truth gap i
-            after[j + 1] = i
-            j += 1
-    take_equal(len(truth), len(output))
-    return after
+        kept.append(ch)
+        after.append(i + 1)
+        i += 1
+    return "".join(kept), after
 
 
 @dataclass
@@ -133,8 +178,9 @@ class Words:
     @classmethod
     def of(cls, text: str) -> Words:
         markup: set[int] = set()
+        lines = text.replace("\u2029", "\n")  # a break ends a line: same length, same offsets
         for pattern in (md.PANDOC_DIV_FENCE_LINES, md.PANDOC_ATTRIBUTE_BLOCK):
-            for m in pattern.finditer(text):
+            for m in pattern.finditer(lines):
                 markup.update(range(m.start(), m.end()))
         chars = [
             (folded, k)
@@ -192,20 +238,23 @@ def reference_bc(
     overlap: int = OVERLAP,
 ) -> Reference:
     truth, output = raw(truth), raw(output)
-    gold = gold_boundaries(truth)
-    cuts = cuts_of(output, size, overlap)
-    after = truth_position_after(truth, output)
+    truth_read, stands_for = read_breaks(truth)
+    gold_raw = gold_boundaries(truth)
+    gold = [stands_for.index(b) for b in gold_raw]
+    text, after = projected(truth_read, read_breaks(output)[0])
+    cuts = cuts_of(text, size, overlap)
     mapped = [after[cut] for cut in cuts]
-    truth_words, output_words = Words.of(truth), Words.of(output)
+    truth_words, output_words = Words.of(truth_read), Words.of(text)
     kept = [
         q
         for cut, q in zip(cuts, mapped, strict=True)
         if not anchoring or anchored(truth_words, output_words, cut, q)
     ]
+    in_truth = tuple(stands_for[q] for q in mapped)
     if not gold:
-        return Reference(1.0, 0, 0, len(cuts), len(kept), 1.0, (), tuple(mapped))
+        return Reference(1.0, 0, 0, len(cuts), len(kept), 1.0, (), in_truth)
     matched = max_matching(gold, kept, tolerance)
-    ceiling = max_matching(gold, cuts_of(truth, size, overlap), tolerance) / len(gold)
+    ceiling = max_matching(gold, cuts_of(truth_read, size, overlap), tolerance) / len(gold)
     return Reference(
         matched / len(gold),
         matched,
@@ -213,8 +262,8 @@ def reference_bc(
         len(cuts),
         len(kept),
         ceiling,
-        tuple(gold),
-        tuple(mapped),
+        tuple(gold_raw),
+        in_truth,
     )
 
 
@@ -268,6 +317,10 @@ BLOCK = st.one_of(
     SENTENCE.map(lambda s: "::: thebibliography\n" + s + "\n:::"),
     SENTENCE.map(lambda s: "- " + s + "\n- " + s[:25]),
     SENTENCE.map(lambda s: "    " + s),
+    SENTENCE.map(lambda s: "so $$x\n= y$$ and\n" + s),  # display math inside a paragraph
+    SENTENCE.map(lambda s: "costs $$5\n" + s),  # a $$ never closed
+    SENTENCE.map(lambda s: "| " + s[:20] + " |\n|---|\n| " + s[-20:] + " |"),
+    SENTENCE.map(lambda s: "<table>\n<tr><td>" + s[:20] + "</td></tr>\n</table>"),
 )
 DOCUMENT = st.lists(BLOCK, min_size=1, max_size=20).map("\n\n".join)
 
@@ -325,11 +378,12 @@ def test_equal_to_the_independent_implementation_on_unrelated_texts(
 
 
 def test_the_mapping_follows_the_definition_by_hand() -> None:
-    # "# Title\n\nBody" against "Title\n\nBody": the gap before "Title" maps before "# ", the
-    # gap before "Body" to the truth's "Body"; an inserted "XX" maps where it sits.
-    after = truth_position_after("# Title\n\nBody", "Title\n\nXXBody")
+    # "# Title\n\nBody" against "Title\n\nXXBody": the inserted "XX" is left out, the gap
+    # before "Title" maps before "# ", the gap before "Body" to the truth's "Body".
+    text, after = projected("# Title\n\nBody", "Title\n\nXXBody")
+    assert text == "Title\n\nBody"
     assert after[0] == 0 and after[len("Title\n\n")] == len("# Title\n\n")
-    assert after[len("Title\n\nXX")] == len("# Title\n\n")
+    assert read_breaks("a \n\n\nb\n  c") == ("a\u2029b\u2029  c", [0, 1, 5, 6, 7, 8, 9, 10])
 
 
 # ------------------------------------------------------------------------------ shipped cases

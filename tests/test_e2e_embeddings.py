@@ -107,6 +107,7 @@ def test_a_cold_model_embeddings_run_is_concurrent_sends_each_once_and_scores_as
 ) -> None:
     cases = 5
     root = project(pytester, slow_server, cases).parents[1]
+    slow_server.hold_until(2)  # answers wait until two are in flight: a condition, not a speed
     result = pytester.runpytest_subprocess("--doceval", "-p", "no:cacheprovider", *workers)
     result.assert_outcomes(passed=2 * cases)
     stats = slow_server.stats()

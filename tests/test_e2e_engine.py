@@ -52,6 +52,9 @@ def test_a_cold_two_stage_run_streams_requests_once_each_with_progress(
 ) -> None:
     cases = 12
     project(pytester, slow_server, cases)
+    # Answers wait until two requests are out at once: a run that sent one at a time would
+    # wait GATHER_WAIT for each, and its peak would still be one.
+    slow_server.hold_until(2)
     result = pytester.runpytest_subprocess("--doceval", "-p", "no:cacheprovider", *workers)
     result.assert_outcomes(passed=cases)
     stats = slow_server.stats()

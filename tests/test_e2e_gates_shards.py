@@ -9,6 +9,7 @@ import pytest
 
 from pytest_doceval.cli import main as doceval
 from pytest_doceval.kinds.documents.suite import SCORING_REVISION
+from pytest_doceval.run.shards import hash_shard
 from tests.conftest import read_report, write_suite
 
 pytest_plugins = ["pytester"]
@@ -93,6 +94,99 @@ def test_shards_partition_and_merge_equals_unsharded(pytester: pytest.Pytester) 
             row.pop("duration", None)
     for key in ("results", "aggregates", "comparisons", "outcomes", "gates"):
         assert a[key] == b[key], key
+
+
+def _comparable(section: dict) -> dict:
+    for row in section["results"]:
+        row.pop("duration", None)
+    return {k: section[k] for k in ("results", "aggregates", "comparisons", "outcomes", "gates")}
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
+def test_an_empty_shard_exits_0_with_an_empty_report_that_merges(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    # Two cases whose hash puts both in shard 1 of 2 (checked: the test's premise).
+    two = {k: v for k, v in _cases(12).items() if k in ("c01", "c03")}
+    assert {hash_shard(("tides", case), 2) for case in two} == {0}
+    write_suite(pytester.path, "tides", two, systems=["sys", "alt"], gates="")
+    run = pytester.runpytest_subprocess if workers else pytester.runpytest
+    full = run("--doceval", "--doceval-json", "full.json", *workers)
+    full.assert_outcomes(passed=4)
+    for k in (1, 2):
+        result = run(
+            "--doceval", "--doceval-shard", f"{k}/2", "--doceval-json", f"s{k}.json", *workers
+        )
+        assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*doceval: shard 2/2 holds none of the run's 2 case(s) (split by hash); it wrote an "
+            "empty report for doceval merge*"
+        ]
+    )
+    empty = read_report(pytester.path / "s2.json")
+    assert empty["shard"] == "2/2" and empty["suites"] == {} and empty["shard_basis"] == "hash"
+    merged = pytester.path / "merged.json"
+    paths = [str(pytester.path / f"s{k}.json") for k in (1, 2)]
+    assert doceval(["merge", *paths, "-o", str(merged)]) == 0
+    assert _comparable(read_report(merged)["suites"]["tides"]) == _comparable(
+        read_report(pytester.path / "full.json")["suites"]["tides"]
+    )
+
+
+def test_a_k_that_matches_nothing_in_a_shard_still_writes_no_report(
+    pytester: pytest.Pytester,
+) -> None:
+    write_suite(pytester.path, "tides", _cases(4), systems=["sys"], gates="")
+    for k in (1, 2):
+        result = pytester.runpytest(
+            "--doceval", "--doceval-shard", f"{k}/2", "-k", "nothing", "--doceval-json", "s.json"
+        )
+        assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert not (pytester.path / "s.json").exists()
+
+
+def test_shards_balance_by_the_durations_of_the_last_whole_run(pytester: pytest.Pytester) -> None:
+    write_suite(pytester.path, "tides", _cases(6), systems=["sys", "alt"], gates="")
+    pytester.runpytest("--doceval").assert_outcomes(passed=12)
+    # The last run's durations, made uneven (a case's two systems share its seconds).
+    report_path = pytester.path / "doceval-report.json"
+    report = read_report(report_path)
+    seconds = {"c00": 9.0, "c01": 5.0, "c02": 4.0, "c03": 3.0, "c04": 2.0, "c05": 1.0}
+    for row in report["suites"]["tides"]["results"]:
+        row["duration"] = seconds[row["case"]] / 2
+    report_path.write_text(json.dumps(report), encoding="utf-8")
+    ran = {}
+    for k in (1, 2):
+        pytester.runpytest(
+            "--doceval",
+            "--doceval-shard",
+            f"{k}/2",
+            "--doceval-shard-durations",
+            "doceval-report.json",
+            "--doceval-json",
+            f"s{k}.json",
+        ).assert_outcomes(passed=4 if k == 1 else 8)
+        shard = read_report(pytester.path / f"s{k}.json")
+        assert shard["shard_basis"].startswith("durations:")
+        ran[k] = sorted({row["case"] for row in shard["suites"]["tides"]["results"]})
+    # Longest first, each to the lighter shard (by hand in tests/test_shards.py): 12 s each.
+    assert ran == {1: ["c00", "c03"], 2: ["c01", "c02", "c04", "c05"]}
+    paths = [str(pytester.path / f"s{k}.json") for k in (1, 2)]
+    assert doceval(["merge", *paths, "-o", str(pytester.path / "m.json")]) == 0
+
+
+def test_merge_refuses_shards_split_differently(pytester: pytest.Pytester, capsys) -> None:
+    write_suite(pytester.path, "tides", _cases(4), systems=["sys"], gates="")
+    for k in (1, 2):
+        pytester.runpytest("--doceval", "--doceval-shard", f"{k}/2", "--doceval-json", f"s{k}.json")
+    second = pytester.path / "s2.json"
+    data = read_report(second)
+    data["shard_basis"] = "durations:0123456789abcdef"
+    second.write_text(json.dumps(data), encoding="utf-8")
+    out = str(pytester.path / "m.json")
+    assert doceval(["merge", str(pytester.path / "s1.json"), str(second), "-o", out]) == 2
+    assert "the shards were split differently" in capsys.readouterr().err
 
 
 def test_merge_refuses_overlap_mismatch_and_missing_shards(

@@ -216,3 +216,18 @@ class Counting:
     assert report["suites"]["docs"]["scoring_id"] == f"plain-v1@r{SCORING_REVISION}"
     pytester.runpytest("--doceval", "--doceval-no-cache").assert_outcomes(passed=1)
     assert (pytester.path / "cases" / "calls.txt").read_text() == "xx"
+
+
+def test_update_writes_no_baseline_for_a_suite_that_measured_nothing(
+    pytester: pytest.Pytester, demo_suite: Callable[..., Path]
+) -> None:
+    suite = demo_suite()
+    for truth in suite.glob("*/truth.md"):
+        truth.unlink()  # every test errors: nothing is measured
+    result = pytester.runpytest("--doceval", "--doceval-update")
+    result.assert_outcomes(errors=6)
+    result.stdout.fnmatch_lines(
+        ["*demo: no test measured anything; baseline baselines/demo.json not written*"]
+    )
+    assert not (pytester.path / "baselines" / "demo.json").exists()
+    assert "unchanged" not in result.stdout.str()

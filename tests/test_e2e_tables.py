@@ -69,7 +69,10 @@ def test_table_metrics_rows_counts_notes(pytester: pytest.Pytester, workers: lis
     assert good["metrics"]["table_teds_s"] == 1.0
     assert 0.95 < good["metrics"]["table_teds"] < 1.0
     assert bad["metrics"]["table_teds"] < 0.5
-    assert "output: pipe table 1: ragged rows (3, 1, 3 cells): read as written" in bad["notes"]
+    assert (
+        "output: pipe table 1: row 2 has 1 cell where the separator sets 3 columns: padded with "
+        "empty cells, as pandoc reads it"
+    ) in bad["notes"]
     assert [p["truth"] for p in good["views"]["tables"]["pairs"]] == [0, 1]
     # no table in the truth: no table metric, and a note when the output invents one
     assert "table_teds" not in rows[("plain", "good")]["metrics"]
@@ -115,6 +118,54 @@ def test_tables_view_in_chromium(pytester: pytest.Pytester, tmp_path: Path) -> N
     cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", views)]
     # truth 1 beside output 1, row by row; the missing merged table has an empty side
     assert "truth 1 ↔ output 1" in cells
-    assert "North reef │ 42 │ 37" in cells and "North reef 42 37" in cells
+    # the output's ragged row, padded to the separator's three columns
+    assert "North reef │ 42 │ 37" in cells and "North reef 42 37 │  │ " in cells
     assert "truth 2 ↔ (no output table)" in cells
     assert " │ Morning ⟨2×1⟩" in cells
+
+
+# PubTabNet's reading (teds = "pubtabnet"): markup, th against td, a caption.
+PUBTABNET_TRUTH = (
+    "<table><caption>Loans</caption><tr><th>Tool</th><th>Loans</th></tr>"
+    "<tr><td>Tile cutter</td><td><b>7</b></td></tr><tr><td>Sander</td><td>12</td></tr></table>"
+)
+PUBTABNET_OUTPUT = (
+    "<table><tr><td>Tool</td><td>Loans</td></tr>"
+    "<tr><td>Tile  cutter</td><td>7</td></tr><tr><td>Sander</td><td>12</td></tr></table>"
+)
+
+
+def test_pubtabnet_teds_on_request(pytester: pytest.Pytester) -> None:
+    from tests.test_teds_pubtabnet import reference
+
+    suite = write_suite(
+        pytester.path,
+        "tables",
+        {"loans": {"truth": PUBTABNET_TRUTH, "vlm": PUBTABNET_OUTPUT}},
+        systems=["vlm"],
+        gates="",
+    )
+    pytester.runpytest("--doceval").assert_outcomes(passed=1)
+    fair = read_report(pytester.path / "doceval-report.json")["suites"]["tables"]
+    toml = suite / "suite.toml"
+    toml.write_text(toml.read_text().replace("[suite]", '[suite]\nteds = "pubtabnet"', 1))
+    pytester.runpytest("--doceval").assert_outcomes(passed=1)
+    ours = read_report(pytester.path / "doceval-report.json")["suites"]["tables"]
+    (fair_row,), (row,) = fair["results"], ours["results"]
+    assert fair_row["metrics"]["table_teds"] == 1.0  # the fair reading: what a reader sees
+    expected = reference(PUBTABNET_TRUTH, PUBTABNET_OUTPUT)
+    assert (row["metrics"]["table_teds"], row["metrics"]["table_teds_s"]) == pytest.approx(
+        expected, abs=1e-6
+    )
+    assert expected[0] < expected[1] < 1.0
+    # the report says which TEDS, and the numbers do not compare across the two
+    assert (fair["teds"], ours["teds"]) == ("fair", "pubtabnet")
+    assert ours["scoring_id"] == fair["scoring_id"] + "+teds-pubtabnet"
+
+
+def test_an_unknown_teds_reading_is_a_config_error(pytester: pytest.Pytester) -> None:
+    suite = _suite(pytester.path)
+    toml = suite / "suite.toml"
+    toml.write_text(toml.read_text().replace("[suite]", '[suite]\nteds = "docling"', 1))
+    result = pytester.runpytest("--doceval")
+    result.stdout.fnmatch_lines(["*teds 'docling' is not one of fair, pubtabnet*"])

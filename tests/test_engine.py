@@ -103,12 +103,15 @@ def test_close_cancels_queued_and_running_stages(tmp_path: Path) -> None:
     log = str(tmp_path / "log")
     engine.add([cpu(f"s{i}", engine_calls.logged, log, f"s{i}", 0.5) for i in range(6)])
     time.sleep(0.1)
-    started = time.monotonic()
     engine.close(cancel=True)
-    assert time.monotonic() - started < 2  # the queue was dropped, not run
     with pytest.raises(StageFailed, match="stopped"):
         engine.output("s5")
-    time.sleep(0.6)  # the one running finishes; none of the queued ones starts
+    # The one running finishes (waited for, however busy the machine); none of the queued
+    # ones starts after it: the queue was dropped, not run.
+    deadline = time.monotonic() + 60
+    while not Path(log).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.6)
     assert Path(log).read_text().count("\n") == 1
 
 
@@ -150,10 +153,9 @@ def test_a_model_request_does_not_wait_behind_unrelated_cpu_work(
             )
             slow = [cpu(f"slow{i}", engine_calls.logged, log, f"slow{i}", 0.4) for i in range(5)]
             engine.add([cpu("page", engine_calls.upper, "page one"), ask, *slow])
-            started = time.monotonic()
             assert engine.output("ask") == "user: PAGE ONE"
-            assert time.monotonic() - started < 1.5  # not after the 2 s of slow stages
-            assert not engine.wait(["slow4"], timeout=0)  # CPU work still queued
+            # Answered while CPU work is still queued: not after the 2 s of slow stages.
+            assert not engine.wait(["slow4"], timeout=0)
             engine.wait([f"slow{i}" for i in range(5)])
         finally:
             engine.close(cancel=True)

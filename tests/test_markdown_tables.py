@@ -58,22 +58,29 @@ def test_splitting_loses_only_the_outer_blank_pieces(row: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("line", "pandoc", "olmocr"),
+    ("line", "columns", "olmocr"),
     [
-        ("|---|:--:|", True, True),
-        ("| --- | --- |", True, True),
-        ("---|---", True, True),
-        ("+----+====+", True, False),  # a grid border: pandoc's only
-        ("|===|", True, False),
-        ("| : |", False, True),  # colons alone: olmOCR's only
-        ("|---|\t", True, True),
-        ("| a | b |", False, False),
-        ("| |", False, False),
-        ("", False, False),
+        ("|---|:--:|", 2, True),
+        ("| --- | --- |", 2, True),
+        ("---|---", 2, True),
+        ("|---+---|", 2, False),  # pandoc parts columns with "+" too
+        ("|---+---+", 0, False),  # ... but ends only with "|"
+        ("|---|", 1, True),
+        ("---|", 0, True),  # one column needs its leading pipe
+        ("+----+====+", 0, False),  # a grid border
+        ("|===|", 0, False),
+        ("| : |", 0, True),  # colons alone: olmOCR's only
+        ("|-- -|", 0, True),  # a space inside the dashes
+        ("|---|\t", 1, True),
+        ("   |---|---|", 2, True),
+        ("    |---|---|", 0, True),  # four spaces in: code, for pandoc
+        ("| a | b |", 0, False),
+        ("| |", 0, False),
+        ("", 0, False),
     ],
 )
-def test_separator_rows_in_both_readings(line: str, pandoc: bool, olmocr: bool) -> None:
-    assert md.is_separator_row(line) is pandoc
+def test_separator_rows_in_both_readings(line: str, columns: int, olmocr: bool) -> None:
+    assert md.pipe_separator_columns(line) == columns
     assert md.is_separator_row(line, grid_marks=False) is olmocr
 
 
@@ -82,32 +89,85 @@ def test_pipe_rows_in_both_readings() -> None:
     assert md.is_pipe_row("a | b", pipe_anywhere=True) and not md.is_pipe_row(
         "ab", pipe_anywhere=True
     )
+    # pandoc's: a pipe that splits cells, anywhere on the line
+    assert md.is_pandoc_pipe_row("a | b") and md.is_pandoc_pipe_row("a |")
+    assert not md.is_pandoc_pipe_row("`x|y`") and not md.is_pandoc_pipe_row("a \\| b")
+    assert md.is_pandoc_pipe_row("| `x|y` |")
+
+
+@pytest.mark.parametrize(
+    ("row", "cells"),
+    [
+        ("| `x|y` | b |", ["`x|y`", "b"]),
+        ("| ``a`|`b`` | c |", ["``a`|`b``", "c"]),
+        ("| $x|y$ | b |", ["$x|y$", "b"]),
+        ("| $5 | $6 |", ["$5", "$6"]),  # not maths: no closing "$" before a non-digit
+        ('| <span title="a|b">p</span> | q |', ['<span title="a|b">p</span>', "q"]),
+        ("| a \\| b | c |", ["a \\| b", "c"]),
+        ("| unclosed `code | c |", ["unclosed `code", "c"]),
+    ],
+)
+def test_pipes_that_are_cell_text(row: str, cells: list[str]) -> None:
+    assert [cell.strip() for cell in md.split_pipe_row(row)] == cells
+
+
+BLOCK_LINES = [
+    "intro | with a pipe",
+    "",
+    "| a | b |",
+    "|---|---|",
+    "| 1 | 2 |",
+    "",
+    "+---+---+",
+    "| x | y |",
+    "+===+===+",
+    "| 3 | 4 |",
+    "+---+---+",
+    "text",
+    "| c | d |",
+    "|---|---|",
+    "",
+    "| lone |",
+    "",
+    "```",
+    "| in | code |",
+    "|----|------|",
+    "```",
+    "x | y",
+    "--|--",
+]
+
+
+def test_pandoc_table_blocks() -> None:
+    blocks = md.pandoc_table_blocks(BLOCK_LINES)
+    assert [(b.form, b.start, b.end) for b in blocks] == [
+        ("pipe", 2, 5),
+        ("grid", 6, 11),
+        # "| lone |": no separator; the pipes inside the code fence are code
+        ("pipe", 12, 14),  # right after a text line: a table (GitHub's reading, not pandoc's)
+        ("pipe", 21, 23),
+    ]
 
 
 def test_table_blocks() -> None:
-    lines = [
-        "intro | with a pipe",
-        "| a | b |",
-        "|---|---|",
-        "| 1 | 2 |",
-        "",
-        "+---+---+",
-        "| x | y |",
-        "+===+===+",
-        "| 3 | 4 |",
-        "+---+---+",
-        "text",
-        "| lone |",
+    # Runs of table-like lines, blind to separators and fences.
+    runs = md.table_blocks(BLOCK_LINES)
+    assert [(b.form, b.start, b.end) for b in runs] == [
+        ("pipe", 2, 5),
+        ("grid", 6, 11),
+        ("pipe", 12, 14),
+        ("pipe", 15, 16),
+        ("pipe", 18, 20),
     ]
-    pandoc = md.table_blocks(lines)
-    assert [(b.form, b.start, b.end) for b in pandoc] == [
-        ("pipe", 1, 4),
-        ("grid", 5, 10),
-        ("pipe", 11, 12),
+    olmocr = md.table_blocks(BLOCK_LINES, grid_tables=False, pipe_anywhere=True, min_pipe_rows=2)
+    # Two or more lines holding a pipe: a lone row, or the grid's rows split by its borders,
+    # are no table.
+    assert [(b.form, b.start, b.end) for b in olmocr] == [
+        ("pipe", 2, 5),
+        ("pipe", 12, 14),
+        ("pipe", 18, 20),
+        ("pipe", 21, 23),
     ]
-    olmocr = md.table_blocks(lines, grid_tables=False, pipe_anywhere=True, min_pipe_rows=2)
-    # The intro line holds a pipe, so it opens the block; a lone row is not a table.
-    assert [(b.form, b.start, b.end) for b in olmocr] == [("pipe", 0, 4)]
 
 
 @given(st.lists(st.sampled_from(["| a |", "a | b", "+---+", "text", "", "|---|"]), max_size=12))

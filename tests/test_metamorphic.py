@@ -1,6 +1,8 @@
 """Metamorphic self-checks of every headline metric (issue 19): more corruption of an output
 never scores better; reordering entries never changes IMQ; renaming a case never changes a
-number. (TEDS, being built elsewhere, is left to its own tests.)
+number; repeating the truth's text never lifts Boundary Coherence above its ceiling and
+paragraph separators never move it (issue 26). (TEDS, being built elsewhere, is left to its own
+tests.)
 
 Corruption is nested: level j corrupts the first j positions of one random order, so a higher
 level corrupts a superset of what a lower one did. A position is corrupted by a letter ("z")
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from pytest_doceval.kinds.documents.boundary_coherence import boundary_coherence
@@ -95,6 +97,71 @@ def test_more_lost_markup_never_scores_better_structure(truth: str, data: st.Dat
         score = score_document(truth, output, language="en", normalization="fair-v1")
         values.append(score.metrics["structure_f1"])
     assert _non_increasing(values), values
+
+
+# Boundary Coherence's blocks: BLOCK's, and the constructs whose lines markdown holds together.
+TABLE = SENTENCE.map(lambda s: f"| {s[:20]} |\n|---|\n| {s[-20:]} |")
+BC_BLOCK = st.one_of(
+    BLOCK,
+    st.lists(SENTENCE, min_size=2, max_size=3).map("\n".join),  # a paragraph over lines
+    TABLE,
+    SENTENCE.map(lambda s: f"```\n{s}\n{s[:15]}\n```"),
+    SENTENCE.map(lambda s: f"::: {{#tab:x}}\n{s}\n:::"),
+    SENTENCE.map(lambda s: f"so $$x\n= y$$ and {s}"),
+)
+BC_BLOCKS = st.lists(BC_BLOCK, min_size=1, max_size=14)
+BC_CHUNKING = st.sampled_from([(500, 50), (120, 20), (60, 0)])
+SEPARATORS = ("\n", "\n\n", "\n\n\n", "\n \n\t\n")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(BC_BLOCKS, st.data(), BC_CHUNKING)
+def test_repeating_the_truths_text_never_lifts_bc_above_its_ceiling(
+    blocks: list[str], data: st.DataObject, chunking: tuple[int, int]
+) -> None:
+    """The whole truth or each of its blocks written any number of times, copies joined by any
+    separator: the output only adds to the truth, so BC is the truth's own, its ceiling."""
+    truth = "\n\n".join(blocks)
+    between = data.draw(st.sampled_from(SEPARATORS))
+    if data.draw(st.booleans()):
+        output = between.join([truth] * data.draw(st.integers(1, 4)))
+    else:
+        times = data.draw(st.lists(st.integers(1, 4), min_size=len(blocks), max_size=len(blocks)))
+        output = "\n\n".join(between.join([b] * k) for b, k in zip(blocks, times, strict=True))
+    size, overlap = chunking
+    score = boundary_coherence(truth, output, size=size, overlap=overlap)
+    assert score.value <= score.ceiling
+    assert score.value == score.ceiling
+
+
+def _adjacent_tables(blocks: list[str]) -> bool:
+    # two tables one newline apart are one table, not two paragraphs
+    return any(a.startswith("|") and b.startswith("|") for a, b in itertools.pairwise(blocks))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(BC_BLOCKS, st.data(), BC_CHUNKING)
+def test_paragraph_separators_never_move_bc(
+    truth_blocks: list[str], data: st.DataObject, chunking: tuple[int, int]
+) -> None:
+    """An output (the truth's blocks, some dropped, reordered, their letters corrupted) with its
+    blocks separated by one newline, a blank line, two, or blank lines holding spaces: the
+    same score every time (the issue asks for 0.05; line breaks are read alike, so it is 0)."""
+    kept = data.draw(st.lists(st.sampled_from(truth_blocks), min_size=1, max_size=14))
+    every = data.draw(st.sampled_from([0, 3, 7]))  # corrupt every n-th letter (0: none)
+    blocks = [
+        "".join("z" if every and ch.isalpha() and i % every == 0 else ch for i, ch in enumerate(b))
+        for b in data.draw(st.permutations(kept))
+    ]
+    assume(not _adjacent_tables(blocks))
+    size, overlap = chunking
+    truth = "\n\n".join(truth_blocks)
+    scores = [
+        boundary_coherence(truth, between.join(blocks), size=size, overlap=overlap)
+        for between in SEPARATORS
+    ]
+    assert max(s.value for s in scores) - min(s.value for s in scores) <= 0.05
+    assert all(score == scores[0] for score in scores), scores
 
 
 ENTRY = st.fixed_dictionaries(

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pytest_doceval.cli.build_case import PANDOC_MARKDOWN, SPAN_TABLES_FILTER
+from pytest_doceval.cli.build_case.latex import PANDOC_MARKDOWN, SPAN_TABLES_FILTER
 from pytest_doceval.kinds.documents.table_trees import Cell, Group, Table, read_tables
 from pytest_doceval.kinds.documents.teds import teds, teds_s, teds_score
 from pytest_doceval.metrics.tree_edit import Node, tree_edit_distance, weighted_tree_edit_distance

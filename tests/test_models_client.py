@@ -211,6 +211,7 @@ def test_max_concurrency_is_honoured(model_server: ModelServer) -> None:
     config = model_config(model_server.base_url, max_concurrency=3)
     client = client_for(config)
     requests = [ask(config, f"q{i} [latency:0.05]") for i in range(15)]
+    model_server.hold_until(3)  # the peak is reached by waiting for it, however busy the machine
 
     async def all_of_them() -> list[str]:
         try:

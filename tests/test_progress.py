@@ -65,10 +65,14 @@ def test_a_line_every_interval_and_none_when_all_is_done() -> None:
 def test_start_and_summary_lines() -> None:
     start = start_line(snap(done=10, cached=10), cpu=60, model=50, executor="processes", workers=2)
     assert start.startswith("doceval: 10/120") and "processes x2" in start
-    totals = Totals.of(snap(done=120), {"model": 60, "cache": 2, "failed": 1})
+    totals = Totals.of(snap(done=120), {"sent": 63, "model": 60, "cache": 2, "failed": 1})
     summary = summary_line(totals)
     assert summary.startswith("doceval: 120/120 stages (0 from the cache, 0 failed)")
-    assert "60 sent, 2 answered from the cache, 0 from other workers, 1 failed" in summary
+    # Sent counts HTTP attempts (a failed request's retries too); the rest distinct requests.
+    assert (
+        "model requests: 63 sent, 60 answered, 1 failed, 2 from the cache, 0 from other workers"
+        in summary
+    )
     assert "CPU stage time 4.0 s" in summary
 
 
@@ -82,15 +86,17 @@ def test_totals_of_workers_add_up() -> None:
 
 def test_snapshots_of_workers_sum_to_one() -> None:
     one = snap(total=60, done=20, cached=5, failed=1, in_flight={"echo": 3}, elapsed=8.0)
-    two = snap(total=40, done=10, cached=0, failed=2, in_flight={"echo": 1, "qwen": 2})
+    two = snap(
+        total=40, done=10, cached=0, failed=2, in_flight={"echo": 1, "qwen": 2}, queued={"qwen": 5}
+    )
     whole = summed([one, two])
     assert (whole.total, whole.done, whole.cached, whole.failed) == (100, 30, 5, 3)
-    assert whole.in_flight == {"echo": 4, "qwen": 2}
+    assert whole.in_flight == {"echo": 4, "qwen": 2} and whole.queued == {"qwen": 5}
     assert whole.cpu_seconds == 8.0 and whole.elapsed == 10.0  # the longest
     # The run's rate: 28 stages worked (33 finished, 5 from the cache) in 10 s, 67 left.
     assert whole.eta() == pytest.approx(10.0 / 28 * 67)
     assert status_line(whole).startswith("doceval: 33/100 stages done")
-    assert "requests in flight: echo 4, qwen 2" in status_line(whole)
+    assert "requests in flight: echo 4, qwen 2 (+5 queued)" in status_line(whole)
     assert summed([]).total == 0
 
 

@@ -27,6 +27,8 @@ PAGE = "Tides\nTidal storage moves water between two basins.\n- pumps\n- turbine
 CASES = 4  # under -n 2, xdist sends all four at once: each worker plans two at its start
 STAGES = 2 * CASES  # a parse and a model request per case
 STATUS = re.compile(r"doceval: (\d+)/(\d+) stages done, requests in flight: ")
+# On the wire, then the rest of what the stages wait for (models/counts.py).
+IN_FLIGHT = re.compile(r"requests in flight: echo (\d+)(?: \(\+(\d+) queued\))?")
 
 
 @pytest.fixture
@@ -54,7 +56,10 @@ def status_lines(out: str) -> list[tuple[int, int]]:
 
 
 def test_a_plain_run_shows_status_lines_and_keeps_pytests_output(
-    pytester: pytest.Pytester, slow_project: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester,
+    slow_project: Path,
+    slow_server: ModelServer,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv(EVERY_VARIABLE, "0.5")
     result = pytester.runpytest_subprocess("--doceval", "-p", "no:cacheprovider")
@@ -71,6 +76,12 @@ def test_a_plain_run_shows_status_lines_and_keeps_pytests_output(
     assert re.search(r"\[100%\]$", out, re.M), out
     assert re.search(rf"^doceval: {STAGES}/{STAGES} stages \(0 from the cache", out, re.M), out
     assert re.search(rf"={{3,}} {CASES} passed in", out), out
+    # One count: in flight is what the server sees (max_concurrency 1), the rest is queued;
+    # every request was sent once and answered.
+    flights = [(int(n), int(q or 0)) for n, q in IN_FLIGHT.findall(out)]
+    assert all(n <= 1 and n + q <= CASES for n, q in flights), flights
+    assert f"model requests: {CASES} sent, {CASES} answered, 0 failed" in out, out
+    assert slow_server.peak_active == 1
 
 
 def test_an_xdist_run_shows_the_workers_summed(
@@ -95,6 +106,10 @@ def test_an_xdist_run_shows_the_workers_summed(
     assert re.search(r"\[100%\]$", out, re.M), out
     assert re.search(rf"^doceval: {STAGES}/{STAGES} stages \(0 from the cache", out, re.M), out
     assert re.search(rf"={{3,}} {CASES} passed in", out), out
+    # Each worker holds one slot of max_concurrency 1 (a share of at least one).
+    flights = [int(n) for n, _ in IN_FLIGHT.findall(out)]
+    assert all(n <= 2 for n in flights), flights
+    assert f"model requests: {CASES} sent, {CASES} answered, 0 failed" in out, out
     # The folder the workers published to is gone.
     assert not list(temporary.glob("doceval-progress-*")), list(temporary.iterdir())
     shutil.rmtree(temporary, ignore_errors=True)

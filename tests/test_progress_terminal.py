@@ -12,7 +12,13 @@ from _pytest.terminal import TerminalReporter
 
 from pytest_doceval.engine import Snapshot
 from pytest_doceval.run.terminal_lines import TerminalLines, wants_live_line
-from pytest_doceval.run.worker_progress import Gatherer, Publisher, WorkerState, read_states
+from pytest_doceval.run.worker_progress import (
+    START_WAIT,
+    Gatherer,
+    Publisher,
+    WorkerState,
+    read_states,
+)
 from tests.terminal_screen import render
 
 NODE = "cases/s/suite.toml::c"
@@ -101,7 +107,7 @@ def snap(total: int, done: int, in_flight: dict[str, int] | None = None) -> Snap
 
 
 def test_a_worker_state_crosses_as_json(tmp_path: Path) -> None:
-    state = WorkerState(snap(4, 1, {"echo": 2}), 1, 2, "processes", 1)
+    state = WorkerState(snap(4, 1, {"echo": 2}), snap(4, 0), 1, 2, "processes", 1)
     nothing = Publisher(tmp_path / "gw1.json", lambda: None, every=1.0)
     nothing.publish()  # no engine yet: nothing to publish
     Publisher(tmp_path / "gw0.json", lambda: state, every=1.0).publish()
@@ -121,17 +127,22 @@ def test_the_controller_waits_for_every_worker_then_sums(tmp_path: Path) -> None
     def publish(worker: str, state: WorkerState) -> None:
         Publisher(folder / f"{worker}.json", lambda: state, every=1.0).publish()
 
-    publish("gw0", WorkerState(snap(4, 0, {"echo": 1}), 2, 2, "processes", 1))
+    publish("gw0", WorkerState(snap(4, 0, {"echo": 1}), snap(4, 0), 2, 2, "processes", 1))
     gatherer.look()
     assert kept == []  # gw1 has not planned yet
-    publish("gw1", WorkerState(snap(6, 1), 2, 3, "processes", 1))
+    now[0] = 30.0  # however long it takes: a condition, not a time, starts the line
+    gatherer.look()
+    assert kept == []
+    # Meanwhile gw0 has finished two stages: the start line still says what it had at start.
+    publish("gw0", WorkerState(snap(4, 2, {"echo": 1}), snap(4, 0), 2, 2, "processes", 1))
+    publish("gw1", WorkerState(snap(6, 1), snap(6, 1), 2, 3, "processes", 1))
     gatherer.look()
     assert len(kept) == 1 and kept[0].startswith("doceval: 1/10 stages done at start")
     assert "4 CPU stage(s) on processes x1 in each of 2 xdist workers and 5 model" in kept[0]
     gatherer.look()
     assert shown == []  # not due yet
-    now[0] = 2.0
-    publish("gw0", WorkerState(snap(4, 3, {"echo": 1}), 0, 1, "processes", 1))
+    now[0] = 32.0
+    publish("gw0", WorkerState(snap(4, 3, {"echo": 1}), snap(4, 0), 2, 2, "processes", 1))
     gatherer.look()
     assert shown == [
         "doceval: 4/10 stages done, requests in flight: echo 1, 0 error(s), 4 s elapsed, ETA 6 s"
@@ -140,18 +151,25 @@ def test_the_controller_waits_for_every_worker_then_sums(tmp_path: Path) -> None
     assert not folder.exists()
 
 
-def test_the_controller_starts_without_a_worker_that_never_plans(tmp_path: Path) -> None:
+@pytest.mark.parametrize("finished", [True, False], ids=["went-down", "stuck"])
+def test_the_controller_starts_without_a_worker_that_never_plans(
+    tmp_path: Path, finished: bool
+) -> None:
     now = [0.0]
     kept: list[str] = []
     gatherer = Gatherer(kept.append, kept.append, every=2.0, clock=lambda: now[0])
     gatherer.expected = 2
     Publisher(
         gatherer.folder / "gw0.json",
-        lambda: WorkerState(snap(4, 0), 2, 2, "threads", 2),
+        lambda: WorkerState(snap(4, 0), snap(4, 0), 2, 2, "threads", 2),
         every=1.0,
     ).publish()
     gatherer.look()
-    now[0] = 2.0
+    assert kept == []
+    if finished:  # gw1 had no test to run: xdist says it is down
+        gatherer.node_down("gw1")
+    else:  # gw1 hangs before its first test: the start line does not wait forever
+        now[0] = START_WAIT
     gatherer.look()
     assert kept and kept[0].startswith("doceval: 0/4 stages done at start")
     assert "on threads x2 and" in kept[0]  # one worker published: no "in each of"

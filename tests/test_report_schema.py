@@ -108,7 +108,7 @@ def test_real_reports_hold_exactly_the_declared_shape(
     assert doceval(["merge", "shard-1.json", "shard-2.json", "-o", str(merged)]) == 0
     reports["merged"] = read_report(merged)
 
-    assert described == {"language", "normalization"}
+    assert described == {"language", "normalization", "teds"}
     for name, report in reports.items():
         section = report["suites"]["tides"]
         assert section["baseline_deltas"] and section["gates"], name

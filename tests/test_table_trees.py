@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pytest_doceval.kinds.documents.table_trees import Cell, Group, cell_text, read_tables
@@ -39,17 +39,39 @@ def test_pipe_table_header_body_and_escaped_pipe() -> None:
     assert reading.notes == []
 
 
-def test_ragged_pipe_table_is_read_as_written_with_a_note() -> None:
+def test_ragged_pipe_rows_are_cut_or_padded_to_the_separator_with_a_note() -> None:
     reading = read_tables("| a | b | c |\n|---|---|---|\n| 1 | 2 |\n| 3 | 4 | 5 | 6 |")
     (table,) = reading.tables
-    assert [len(r) for r in table.rows] == [3, 2, 4]
-    assert reading.notes == ["pipe table 1: ragged rows (3, 2, 4 cells): read as written"]
+    assert texts(table.groups) == [
+        ("thead", [["a", "b", "c"]]),
+        ("tbody", [["1", "2", ""], ["3", "4", "5"]]),
+    ]
+    assert reading.notes == [
+        "pipe table 1: row 2 has 2 cells where the separator sets 3 columns: padded with "
+        "empty cells, as pandoc reads it",
+        "pipe table 1: row 3 has 4 cells where the separator sets 3 columns: the rest dropped, "
+        "as pandoc reads it",
+    ]
 
 
-def test_pipe_table_without_separator_has_no_header() -> None:
-    reading = read_tables("| a | b |\n| 1 | 2 |")
-    assert texts(reading.tables[0].groups) == [("tbody", [["a", "b"], ["1", "2"]])]
-    assert "no separator row" in reading.notes[0]
+def test_pipe_rows_without_separator_are_text() -> None:
+    assert read_tables("| a | b |\n| 1 | 2 |").tables == []
+    assert read_tables("| a | b |").tables == []
+    # right after a line of text: a table (GitHub's reading; pandoc would want a blank line)
+    (after_text,) = read_tables("text\n| a | b |\n|---|---|\n| 1 | 2 |").tables
+    assert texts(after_text.groups) == [("thead", [["a", "b"]]), ("tbody", [["1", "2"]])]
+    (table,) = read_tables("a | b\n--|--\n1 | 2").tables  # outer pipes are optional
+    assert texts(table.groups) == [("thead", [["a", "b"]]), ("tbody", [["1", "2"]])]
+
+
+def test_headerless_tables_have_no_thead() -> None:
+    pipe = read_tables("|   |   |\n|:--|:--|\n| 1 | 2 |").tables[0]
+    grid = read_tables("+---+---+\n|   |   |\n+===+===+\n| 1 | 2 |\n+---+---+").tables[0]
+    for table in (pipe, grid):
+        assert texts(table.groups) == [("tbody", [["1", "2"]])]
+    # one header cell with text keeps the header
+    (kept,) = read_tables("|   | b |\n|---|---|\n| 1 | 2 |").tables
+    assert texts(kept.groups) == [("thead", [["", "b"]]), ("tbody", [["1", "2"]])]
 
 
 def test_grid_table_with_spans() -> None:
@@ -110,8 +132,8 @@ def test_tables_in_text_order_and_html_hides_its_pipes() -> None:
     )
     reading = read_tables(text)
     assert [t.form for t in reading.tables] == ["pipe", "html", "grid"]
-    # read inside the HTML table, not as a pipe row (the cell rule drops an unescaped "|")
-    assert reading.tables[1].rows[0][0].text == "not a pipe row"
+    # read inside the HTML table as its text, not as a pipe row
+    assert reading.tables[1].rows[0][0].text == "| not a pipe row |"
 
 
 def test_pandoc_truths_of_the_tables_suite() -> None:
@@ -123,7 +145,9 @@ def test_pandoc_truths_of_the_tables_suite() -> None:
     ]
     assert spans == [("Morning", 2, 1), ("Gannet", 1, 2)]
     ledger = read_tables((CASES / "unruled-ledger" / "truth.md").read_text("utf-8")).tables
-    assert [t.shape for t in ledger] == [(5, 3), (4, 2)]
+    # the second table is headerless: pandoc wrote it with an empty header row
+    assert [t.shape for t in ledger] == [(5, 3), (3, 2)]
+    assert [g.tag for g in ledger[1].groups] == ["tbody"]
     inventory = read_tables((CASES / "long-inventory" / "truth.md").read_text("utf-8")).tables
     assert [t.shape for t in inventory] == [(65, 4)]
 
@@ -136,6 +160,7 @@ table_bits = st.sampled_from(
 
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(st.text(), st.lists(table_bits, max_size=60).map("".join)))
+@example("|\n|---|")  # no cell at all: pandoc still writes a <tbody>
 def test_arbitrary_text_never_crashes_the_readers(text: str) -> None:
     reading = read_tables(text)
     for table in reading.tables:

@@ -8,6 +8,8 @@
     doceval report doceval-report.json --html report.html  # re-render
     doceval report doceval-report.json --format latex -o tables.tex  # the papers' tables
     doceval compare old.json new.json                      # paired comparison, CIs, p-values
+    doceval compare old.json new.json --format markdown    # the same for a PR / CI summary
+    doceval report doceval-report.json --format summary    # failures and changes, markdown
     doceval merge shard-*.json -o all.json                 # CI-matrix shards into one report
 
 Exit status: 0 on success; 1 when `compare` finds a significant regression or `merge` a failing
@@ -59,8 +61,15 @@ def _report(args: argparse.Namespace) -> int:
 
     if args.format == "text" and (args.output or args.suite):
         raise DocevalError("-o and --suite apply to the paper tables: add --format latex|markdown")
+    if args.link and args.format != "summary":
+        raise DocevalError("--link applies to the markdown summary: add --format summary")
     report = load_report(args.report)
-    if args.format != "text":
+    if args.format == "summary":
+        from pytest_doceval.report.compare import baseline_case_changes
+        from pytest_doceval.report.markdown import summary_markdown
+
+        _emit(summary_markdown(report, baseline_case_changes(report), link=args.link), args.output)
+    elif args.format != "text":
         from pytest_doceval.atomic import write_text_atomic
         from pytest_doceval.report.paper import render, report_tables
 
@@ -95,12 +104,29 @@ def _compare(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     changed = case_changes(old, new, rows)
-    print(format_comparison(rows, changed, show_all=args.all, most_cases=args.cases))
     regressions = [r for r in rows if r["verdict"] == "worse"]
+    if args.format == "markdown":
+        from pytest_doceval.report.markdown import comparison_markdown
+
+        text = comparison_markdown(new, rows, changed, link=args.link, most_cases=args.cases)
+        _emit(text, args.output)
+        return EXIT_REGRESSION if regressions else EXIT_OK
+    if args.link or args.output:
+        raise DocevalError("--link and -o apply to the markdown: add --format markdown")
+    print(format_comparison(rows, changed, show_all=args.all, most_cases=args.cases))
     if regressions:
         print(f"{len(regressions)} significant regression(s)")
         return EXIT_REGRESSION
     return EXIT_OK
+
+
+def _emit(text: str, output: Path | None) -> None:
+    """Markdown to `output` (appended: a CI step summary collects several), else stdout."""
+    if output is None:
+        print(text, end="")
+        return
+    with output.open("a", encoding="utf-8") as out:
+        out.write(text)
 
 
 def _merge(args: argparse.Namespace) -> int:
@@ -177,16 +203,27 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--html", type=Path, default=None, help="write the HTML report here")
     report.add_argument(
         "--format",
-        choices=("text", "latex", "markdown"),
+        choices=("text", "latex", "markdown", "summary"),
         default="text",
         help="text: the terminal summary (default); latex (booktabs) or markdown: the tables "
-        "the seeds specify, per suite kind",
+        "the seeds specify, per suite kind; summary: markdown for a CI step summary or a pull "
+        "request comment (what failed, significant changes, the cases that moved most)",
+    )
+    report.add_argument(
+        "--link",
+        metavar="URL",
+        default=None,
+        help="the address of this report's HTML: cases in the summary link to their rows",
     )
     report.add_argument(
         "--suite", default=None, help="only this suite's tables (default: every suite)"
     )
     report.add_argument(
-        "-o", "--output", type=Path, default=None, help="write the tables here (default: stdout)"
+        "-o",
+        "--output",
+        type=Path,
+        default=None,
+        help="write the tables here (default: stdout); a summary is appended",
     )
     report.set_defaults(run=_report)
 
@@ -209,6 +246,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument(
         "--cases", type=int, default=20, help="how many changed cases to list (default 20)"
+    )
+    compare.add_argument(
+        "--format",
+        choices=("text", "markdown"),
+        default="text",
+        help="text (default), or markdown for a CI step summary or a pull-request comment",
+    )
+    compare.add_argument(
+        "--link",
+        metavar="URL",
+        default=None,
+        help="the address of the new report's HTML: cases in the markdown link to their rows",
+    )
+    compare.add_argument(
+        "-o", "--output", type=Path, default=None, help="append the markdown here (default: stdout)"
     )
     compare.set_defaults(run=_compare)
 

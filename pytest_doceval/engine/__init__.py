@@ -12,8 +12,9 @@ progress lines meanwhile, see `progress`) and reads their outputs through `RunCo
 failed stage is an error of exactly the tests that need it.
 """
 
-from pytest_doceval.engine.engine import MISSING, Engine, Snapshot, StageFailed
+from pytest_doceval.engine.engine import MISSING, Engine
 from pytest_doceval.engine.executors import ExecutorSlot, ExecutorSpec, parse_executor
+from pytest_doceval.engine.nodes import Snapshot, StageFailed
 from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, StagePlan
 
 __all__ = [

@@ -28,15 +28,16 @@ import contextlib
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pytest_doceval.engine.executors import ExecutorSlot, process_pool
+from pytest_doceval.engine.nodes import Node, Snapshot, StageFailed, describe, needed
 from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, timed_call
-from pytest_doceval.errors import DocevalError, SystemRunError, SystemUnavailable
+from pytest_doceval.errors import DocevalError, SystemUnavailable
 from pytest_doceval.metrics.cost import StageCost, price, tokens_of, total
+from pytest_doceval.models.counts import split_waiting
 from pytest_doceval.store import store_output, stored_entry
 
 if TYPE_CHECKING:
@@ -46,48 +47,6 @@ if TYPE_CHECKING:
 _MISSING = object()
 # How long a finished run waits for model requests still out (each has its own timeouts).
 DRAIN_TIMEOUT = 120.0
-
-
-class StageFailed(SystemRunError):
-    """A stage a test depends on failed (the message names the stage and the cause)."""
-
-
-@dataclass
-class _Node:
-    stage: Stage
-    state: str = "waiting"  # waiting | deferred | running | done | failed | dropped
-    output: Any = None
-    error: BaseException | None = None
-    cached: bool = False
-    cost: StageCost | None = None  # measured when computed, or read back with a stored output
-    isolated: bool = False  # rerun alone after its process pool broke
-    future: concurrent.futures.Future[Any] | None = None
-    dependants: list[str] = field(default_factory=list)
-    event: threading.Event = field(default_factory=threading.Event)
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """What the engine has done so far (for progress lines)."""
-
-    total: int
-    done: int
-    cached: int
-    failed: int
-    in_flight: dict[str, int]
-    cpu_seconds: float
-    elapsed: float
-
-    @property
-    def finished(self) -> int:
-        return self.done + self.failed
-
-    def eta(self) -> float | None:
-        worked = self.finished - self.cached
-        left = self.total - self.finished
-        if worked <= 0 or left <= 0:
-            return None
-        return self.elapsed / worked * left
 
 
 def _run_alone(stage: CpuStage, args: tuple[Any, ...]) -> tuple[Any, StageCost]:
@@ -106,14 +65,16 @@ class Engine:
         slot: ExecutorSlot,
         cache: Store,
         hub: Callable[[], Hub] | None = None,
+        on_wire: Callable[[], Mapping[str, int]] | None = None,
     ) -> None:
         self.slot = slot
         self.cache = cache
         self._hub_factory = hub
-        self._nodes: dict[str, _Node] = {}
+        self._on_wire = on_wire  # the model requests on the wire now, per model
+        self._nodes: dict[str, Node] = {}
         self._lock = threading.RLock()
         self._threads: concurrent.futures.ThreadPoolExecutor | None = None
-        self._in_flight: Counter[str] = Counter()
+        self._waiting: Counter[str] = Counter()  # model requests the stages wait for
         self._cpu_seconds = 0.0
         self._started: float | None = None
         self._closed = False
@@ -131,7 +92,7 @@ class Engine:
                 keys.append(stage.key)
                 if stage.key in self._nodes:
                     continue
-                node = self._nodes[stage.key] = _Node(stage)
+                node = self._nodes[stage.key] = Node(stage)
                 if stage.fingerprint is not None:
                     hit = stored_entry(self.cache, stage.key)
                     if hit is not None:
@@ -188,14 +149,14 @@ class Engine:
             # the run as it would have in the test itself.
             if isinstance(error, SystemUnavailable) or not isinstance(error, Exception):
                 raise error
-            cause = str(error) if isinstance(error, DocevalError) else _describe(error)
+            cause = str(error) if isinstance(error, DocevalError) else describe(error)
             # The cause first (pytest's short summary cuts long lines), then where it happened;
             # chained to the code's own exception (a parser's, shown under --tb=long).
             origin = error.__cause__ if isinstance(error, DocevalError) else error
             raise StageFailed(f"{cause} (stage {node.stage.label})") from (origin or error)
         return node.output
 
-    def _run_if_deferred(self, node: _Node) -> None:
+    def _run_if_deferred(self, node: Node) -> None:
         """Run a deferred stage here, in the calling (test's) thread; a KeyboardInterrupt it
         raises stops the run. The deferred stages it needs run first."""
         for need in node.stage.needs:
@@ -234,25 +195,28 @@ class Engine:
             return total(c for c in costs if c is not None)
 
     def snapshot(self) -> Snapshot:
+        on_wire = self._on_wire() if self._on_wire is not None else {}
         with self._lock:
             nodes = [n for n in self._nodes.values() if n.state != "dropped"]
+            in_flight, queued = split_waiting(self._waiting, on_wire)
             return Snapshot(
                 total=len(nodes),
                 done=sum(n.state == "done" for n in nodes),
                 cached=sum(n.cached for n in nodes),
                 failed=sum(n.state == "failed" for n in nodes),
-                in_flight={m: n for m, n in self._in_flight.items() if n},
+                in_flight=in_flight,
                 cpu_seconds=self._cpu_seconds,
                 elapsed=0.0 if self._started is None else time.monotonic() - self._started,
+                queued=queued,
             )
 
     # -- running -------------------------------------------------------------------------------
 
-    def _try_start(self, node: _Node) -> None:
+    def _try_start(self, node: Node) -> None:
         needs = [self._nodes[k] for k in node.stage.needs]
         failed = next((n for n in needs if n.state == "failed"), None)
         if failed is not None:
-            self._fail(node, _needed(failed))
+            self._fail(node, needed(failed))
         elif all(n.state == "done" for n in needs) and not self._closed:
             node.state = "running"
             inputs = tuple(n.output for n in needs)
@@ -264,7 +228,7 @@ class Engine:
             else:
                 self._start_model(node, node.stage, inputs)
 
-    def _start_cpu(self, node: _Node, stage: CpuStage, inputs: tuple[Any, ...]) -> None:
+    def _start_cpu(self, node: Node, stage: CpuStage, inputs: tuple[Any, ...]) -> None:
         args = (*stage.args, *inputs)
         executor: concurrent.futures.Executor
         try:
@@ -290,7 +254,7 @@ class Engine:
 
     def _cpu_done(
         self,
-        node: _Node,
+        node: Node,
         executor: concurrent.futures.Executor,
         inputs: tuple[Any, ...],
         future: concurrent.futures.Future[Any],
@@ -316,7 +280,7 @@ class Engine:
             self._cpu_seconds += cost.cpu_seconds
             self._finish(node, output, cost)
 
-    def _start_model(self, node: _Node, stage: ModelStage, inputs: tuple[Any, ...]) -> None:
+    def _start_model(self, node: Node, stage: ModelStage, inputs: tuple[Any, ...]) -> None:
         assert self._hub_factory is not None, "a model stage needs the engine to have a hub"
         try:
             hub = self._hub_factory()
@@ -339,19 +303,19 @@ class Engine:
 
     async def _ask(self, hub: Hub, stage: ModelStage, request: Any) -> tuple[Any, StageCost]:
         with self._lock:
-            self._in_flight[stage.model] += 1
+            self._waiting[stage.model] += 1
         try:
             response = await hub.get(request)
         finally:
             with self._lock:
-                self._in_flight[stage.model] -= 1
+                self._waiting[stage.model] -= 1
         # Tokens as the API reported them (a response from the store keeps its usage).
         tokens_in, tokens_out = tokens_of(getattr(response, "usage", None) or {})
         config = hub.client.config(stage.model)
         usd = price(tokens_in, tokens_out, config.price_in, config.price_out)
         return stage.answer(response), StageCost(0.0, 0.0, 1, tokens_in, tokens_out, usd)
 
-    def _model_done(self, node: _Node, future: concurrent.futures.Future[Any]) -> None:
+    def _model_done(self, node: Node, future: concurrent.futures.Future[Any]) -> None:
         with self._lock:
             try:
                 output, cost = future.result()
@@ -363,7 +327,7 @@ class Engine:
                 self._finish(node, output, cost)
 
     def _finish(
-        self, node: _Node, output: Any, cost: StageCost | None = None, *, cached: bool = False
+        self, node: Node, output: Any, cost: StageCost | None = None, *, cached: bool = False
     ) -> None:
         stage = node.stage
         if not cached and stage.fingerprint is not None and isinstance(output, str):
@@ -377,13 +341,13 @@ class Engine:
             if dependant.state == "waiting":
                 self._try_start(dependant)
 
-    def _fail(self, node: _Node, error: BaseException) -> None:
+    def _fail(self, node: Node, error: BaseException) -> None:
         node.error, node.state, node.future = error, "failed", None
         node.event.set()
         for key in node.dependants:
             dependant = self._nodes[key]
             if dependant.state == "waiting":
-                self._fail(dependant, _needed(node))
+                self._fail(dependant, needed(node))
 
     def _thread_pool(self) -> concurrent.futures.ThreadPoolExecutor:
         if self._threads is None:
@@ -426,21 +390,6 @@ class Engine:
             for node in unfinished:
                 if node.state == "failed":  # a cancelled queued stage failed through its future
                     node.state = "dropped"
-
-
-def _needed(failed: _Node) -> StageFailed:
-    """The failure of a stage that needs the failed stage `failed`: its cause, and where."""
-    error = failed.error
-    assert error is not None
-    cause = str(error) if isinstance(error, DocevalError) else _describe(error)
-    if isinstance(error, StageFailed):
-        return error  # already says which stage failed, and why
-    return StageFailed(f"{cause} (stage {failed.stage.label})")
-
-
-def _describe(error: BaseException) -> str:
-    text = str(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 # What `Engine.output` returns for a key it does not run.

@@ -17,6 +17,12 @@ OUTCOMES = ("error", "failed", "skipped", "passed")
 FAILING = ("error", "failed")
 
 
+def case_anchor(suite: int, row: int) -> str:
+    """The HTML report's anchor of row `row` of the `suite`-th suite (in the report's order):
+    report.js opens the page at that row (``#case-s<suite>-r<row>``)."""
+    return f"case-s{suite}-r{row}"
+
+
 @dataclass(frozen=True)
 class Spec:
     """A metric's spec as the report states it; ``direction`` None when it does not."""

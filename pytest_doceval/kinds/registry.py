@@ -53,6 +53,7 @@ KINDS: Registry[type[Suite]] = Registry(
         "exam": "pytest_doceval.kinds.exam.suite:ExamSuite",
         "extraction": "pytest_doceval.kinds.extraction.suite:ExtractionSuite",
         "facts": "pytest_doceval.kinds.facts.suite:FactsSuite",
+        "omnidocbench": "pytest_doceval.kinds.omnidocbench.suite:OmniDocBenchSuite",
     },
     group=ENTRY_POINT_GROUP,
     check=_check_kind,

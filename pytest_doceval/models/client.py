@@ -32,6 +32,7 @@ import httpx
 
 from pytest_doceval.errors import SuiteConfigError, SystemRunError
 from pytest_doceval.models.config import ModelConfig
+from pytest_doceval.models.counts import Wire
 from pytest_doceval.models.requests import ChatRequest, ChatResponse
 from pytest_doceval.models.retry import RetryPolicy, retry_after_seconds
 from pytest_doceval.models.secrets import redact
@@ -130,6 +131,7 @@ class ModelClient:
             weakref.WeakKeyDictionary()
         )
         self._ssl: ssl.SSLContext | None = None
+        self.wire = Wire()  # HTTP attempts on the wire and made (models/counts.py)
 
     def __repr__(self) -> str:
         return f"ModelClient(models={sorted(self.models)})"
@@ -283,10 +285,14 @@ class ModelClient:
         try:
             # The deadline covers connecting, waiting and the whole body: httpx's own timeouts
             # are per read, so a body trickling forever would never trip them.
-            async with asyncio.timeout(cfg.timeout):
-                response = await http.post(
-                    request.url, content=content, headers=self._headers(cfg), timeout=cfg.timeout
-                )
+            with self.wire.attempt(request.model):
+                async with asyncio.timeout(cfg.timeout):
+                    response = await http.post(
+                        request.url,
+                        content=content,
+                        headers=self._headers(cfg),
+                        timeout=cfg.timeout,
+                    )
         except (TimeoutError, httpx.TimeoutException):
             what = f"no complete response within the timeout of {cfg.timeout:g} s"
             return _Failure(what, retry=self.retry.retry_timeouts)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_doceval.errors import SuiteConfigError
+from pytest_doceval.models.counts import SENT
 
 if TYPE_CHECKING:
     from pytest_doceval.models.config import ModelConfig
@@ -98,9 +99,16 @@ class ModelRuntime:
         return self._hub
 
     def request_counts(self) -> dict[str, int]:
-        """Distinct requests of this process by where their answer came from (``model``:
-        sent, ``cache``, ``peer``) or ``failed``; empty when no model was asked."""
-        return {} if self._hub is None else dict(self._hub.counts)
+        """Distinct requests of this process by where their answer came from (``model``,
+        ``cache``, ``peer``) or ``failed``, and the HTTP attempts ``sent``
+        (models/counts.py); empty when no model was asked."""
+        if self._hub is None:
+            return {}
+        return {**self._hub.counts, SENT: self._hub.client.wire.sent()}
+
+    def on_wire(self) -> dict[str, int]:
+        """HTTP attempts on the wire now, per model."""
+        return {} if self._hub is None else self._hub.client.wire.in_flight()
 
     def close(self) -> None:
         if self._hub is not None:

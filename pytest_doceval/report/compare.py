@@ -18,7 +18,7 @@ from pytest_doceval.gates import format_pp
 from pytest_doceval.kinds.analyses import values_by_system
 from pytest_doceval.metrics.spec import headline, specs_from_section
 from pytest_doceval.report.schema import Report
-from pytest_doceval.rows import FLAG_MARK, describe_flags, flag_reasons
+from pytest_doceval.rows import FLAG_MARK, describe_flags, flag_reasons, is_measured
 from pytest_doceval.stats.comparisons import verdict
 from pytest_doceval.stats.power import paired_mde
 
@@ -136,23 +136,57 @@ def case_changes(old: Report, new: Report, rows: Iterable[Comparison]) -> list[C
         suite, system, metric = row["suite"], row["system"], row["metric"]
         before = values_by_system(old["suites"][suite]["results"], metric).get(system, {})
         after = values_by_system(new["suites"][suite]["results"], metric).get(system, {})
-        sign = 1.0 if row["direction"] == "lower" else -1.0
         for case in sorted(set(before) & set(after)):
-            diff = after[case] - before[case]
-            if round(diff, 9) != 0:
-                out.append(
-                    {
-                        "suite": suite,
-                        "system": system,
-                        "metric": metric,
-                        "case": case,
-                        "old": before[case],
-                        "new": after[case],
-                        "diff": diff,
-                        "worsening": sign * diff,
-                    }
-                )
-    return sorted(out, key=lambda c: (-c["worsening"], c["suite"], c["case"], c["system"]))
+            _add_change(
+                out, (suite, system, metric, case), before[case], after[case], row["direction"]
+            )
+    return _worst_first(out)
+
+
+def baseline_case_changes(report: Report) -> list[CaseChange]:
+    """Every measured case whose headline metric moved from its baseline (the row's
+    ``baseline``), worst first, in each metric's direction as its suite's specs say."""
+    out: list[CaseChange] = []
+    for suite, section in report["suites"].items():
+        specs = specs_from_section(section)
+        names = headline(specs)
+        for row in section.get("results", []):
+            baseline = row.get("baseline") or {}
+            if not is_measured(row):
+                continue
+            for metric in names:
+                old, new = baseline.get(metric), row["metrics"].get(metric)
+                if isinstance(old, int | float) and isinstance(new, int | float):
+                    key = (suite, str(row["system"]), metric, str(row["case"]))
+                    _add_change(out, key, float(old), float(new), specs[metric].direction)
+    return _worst_first(out)
+
+
+def _add_change(
+    out: list[CaseChange], key: tuple[str, str, str, str], old: float, new: float, direction: str
+) -> None:
+    """A case's value that moved (beyond float noise; not NaN), as a `CaseChange`."""
+    diff = new - old
+    if diff != diff or round(diff, 9) == 0:
+        return
+    suite, system, metric, case = key
+    sign = 1.0 if direction == "lower" else -1.0
+    out.append(
+        {
+            "suite": suite,
+            "system": system,
+            "metric": metric,
+            "case": case,
+            "old": old,
+            "new": new,
+            "diff": diff,
+            "worsening": sign * diff,
+        }
+    )
+
+
+def _worst_first(changes: list[CaseChange]) -> list[CaseChange]:
+    return sorted(changes, key=lambda c: (-c["worsening"], c["suite"], c["case"], c["system"]))
 
 
 def _num(value: float | None) -> str:

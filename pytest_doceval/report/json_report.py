@@ -59,11 +59,13 @@ def build_report(
     config: StatsSettings,
     *,
     shard: str | None = None,
+    shard_basis: str | None = None,
     interrupted: bool = False,
 ) -> Report:
-    """The report; ``shard`` is ``"K/N"`` for one shard of a run, ``interrupted`` marks a run
-    stopped before its end (its numbers cover only the tests that ran)."""
-    return {
+    """The report; ``shard`` is ``"K/N"`` for one shard of a run, split on `shard_basis`
+    (run/shards.py), ``interrupted`` marks a run stopped before its end (its numbers cover
+    only the tests that ran)."""
+    report: Report = {
         "schema": REPORT_SCHEMA,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "environment": environment(),
@@ -72,6 +74,9 @@ def build_report(
         "interrupted": interrupted,
         "suites": dict(sorted(suites.items())),
     }
+    if shard_basis is not None:
+        report["shard_basis"] = shard_basis
+    return report
 
 
 def write_report(report: Report, path: Path) -> Path:

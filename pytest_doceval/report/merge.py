@@ -18,6 +18,7 @@ from pytest_doceval.kinds.base import Analysis
 from pytest_doceval.report.analysis import analyse_suite
 from pytest_doceval.report.json_report import build_report
 from pytest_doceval.report.schema import (
+    HASH_BASIS,
     Report,
     StatsSettings,
     SuiteMeta,
@@ -79,6 +80,14 @@ def check_shards(reports: Sequence[Report], names: Sequence[str]) -> None:
             raise DocevalError(f"shard {shard} is given twice: {seen[k]} and {name}")
         seen[k] = name
     assert total is not None
+    # Shards from an older plugin carry no basis: theirs was the hash.
+    bases = {r.get("shard_basis", HASH_BASIS): name for r, name in zip(reports, names, strict=True)}
+    if len(bases) > 1:
+        described = "; ".join(f"{name}: {basis}" for basis, name in bases.items())
+        raise DocevalError(
+            f"the shards were split differently ({described}): a case may be in two of them "
+            "or in none; run every shard with the same --doceval-shard-durations report"
+        )
     missing = [f"{k}/{total}" for k in range(1, total + 1) if k not in seen]
     if missing:
         raise DocevalError(

@@ -27,6 +27,10 @@ from pytest_doceval.rows import Row
 if typing.TYPE_CHECKING:
     from pytest_doceval.stats.interval import Interval
 
+# A shard report's ``shard_basis`` when its cases were split by hash (no durations known);
+# otherwise the basis names the durations report (`pytest_doceval.run.shards.basis`).
+HASH_BASIS = "hash"
+
 
 class Environment(TypedDict):
     python: str
@@ -135,6 +139,7 @@ class Report(TypedDict):
     environment: Environment
     config: StatsSettings
     shard: str | None  # "K/N" for one shard of a run
+    shard_basis: NotRequired[str]  # a shard's: how the run was split (run/shards.py `basis`)
     interrupted: bool
     suites: dict[str, SuiteSection]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_doceval.config import StatsConfig
-from pytest_doceval.errors import DocevalError
+from pytest_doceval.errors import DocevalError, relative_paths
 from pytest_doceval.kinds import Suite
 from pytest_doceval.metrics.spec import ordered_specs
 from pytest_doceval.results import MEASURED
@@ -53,17 +53,23 @@ class Controller:
         *,
         json_path: Path,
         html_path: Path | None,
-        shard: tuple[int, int] | None,
+        shard: str | None,
+        shard_basis: str | None = None,
+        empty_shard: str | None = None,
         interrupted: bool = False,
     ) -> bool:
         """Aggregate, write report and baselines, apply suite gates. True if a gate failed.
 
         A run that executed no doceval test (``--co``, a ``-k`` that matched nothing) writes no
-        report: it must not replace a complete one with an empty one. An interrupted run's
+        report: it must not replace a complete one with an empty one. A shard that holds none
+        of the run's cases (`empty_shard`, the line that says so) is a legitimate share of the
+        run: its empty report lets ``doceval merge`` see every shard. An interrupted run's
         report says so, and its baselines are not updated."""
-        if not self.collected:
+        if not self.collected and empty_shard is None:
             self.summary_lines.append("doceval: no evaluation test ran; no report written")
             return False
+        if empty_shard is not None:
+            self.summary_lines.append(empty_shard)
         self.interrupted = interrupted
         # Imported here, on the controller only: scipy costs every xdist worker seconds.
         from pytest_doceval.report.analysis import analyse_suite
@@ -79,7 +85,7 @@ class Controller:
                 meta: SuiteMeta = {
                     "kind": None,
                     "path": self._relative(file.parent),
-                    "error": str(exc),
+                    "error": self._message(exc),
                 }
                 sections[name] = analyse_suite(meta, rows, self.stats)
                 continue
@@ -87,13 +93,14 @@ class Controller:
                 sections[suite.name] = self._suite_section(suite, rows)
             except DocevalError as exc:  # its kind's report keys clash with the report's own
                 path = self._relative(suite.spec.path)
-                meta = {"kind": suite.kind, "path": path, "error": str(exc)}
+                meta = {"kind": suite.kind, "path": path, "error": self._message(exc)}
                 sections[suite.name] = analyse_suite(meta, rows, self.stats)
-                self.gate_failures.append(f"{suite.name}: {exc}")
+                self.gate_failures.append(f"{suite.name}: {self._message(exc)}")
         report = build_report(
             sections,
             self.stats.to_dict(),
-            shard=None if shard is None else f"{shard[0]}/{shard[1]}",
+            shard=shard,
+            shard_basis=shard_basis,
             interrupted=interrupted,
         )
         write_report(report, json_path)
@@ -112,6 +119,10 @@ class Controller:
             return path.relative_to(self.invoked_in).as_posix()
         except ValueError:
             return path.as_posix()
+
+    def _message(self, error: Exception) -> str:
+        """An error as the report and terminal show it: paths relative to the project."""
+        return relative_paths(str(error), self.root)
 
     def _relative(self, path: Path) -> str:
         try:
@@ -144,22 +155,32 @@ class Controller:
             baseline = self.baselines.of(suite)
         except DocevalError as exc:
             # Every test of the suite already errored with this; the report says it once more.
-            meta["error"] = str(exc)
+            meta["error"] = self._message(exc)
             return analyse_suite(meta, rows, self.stats, suite.analyses)
         defined = {ref.key for ref in suite.case_refs()}
         unused = sorted(set(baseline.entries) - defined) if baseline else []
         changes: list[BaselineChange] = []
         baseline_file = self.baselines.file(suite.name)
+        measured_rows = [r for r in rows if r["outcome"] in MEASURED]
         if self.update and self.interrupted:
             self.summary_lines.append(
-                f"{suite.name}: run interrupted; baseline {baseline_file} left as it was"
+                f"{suite.name}: run interrupted; baseline "
+                f"{self._relative(baseline_file)} left as it was"
+            )
+        elif self.update and not measured_rows:
+            # Every test errored or was skipped: an empty baseline would be a file of nothing,
+            # and an existing one keeps what it has.
+            self.summary_lines.append(
+                f"{suite.name}: no test measured anything; baseline "
+                f"{self._relative(baseline_file)} "
+                + ("left as it was" if baseline_file.exists() else "not written")
             )
         elif self.update:
             changes = update_baseline(
                 baseline_file,
                 suite=suite.name,
                 scoring_id=suite.scoring_id,
-                rows=[r for r in rows if r["outcome"] in MEASURED],
+                rows=measured_rows,
                 defined_keys=defined,
             )
             self._summarise_changes(suite.name, changes)

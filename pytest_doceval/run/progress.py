@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from pytest_doceval.engine import Snapshot
+from pytest_doceval.models.counts import describe as describe_requests
 
 # One home for the interval: seconds between status lines, unless DOCEVAL_PROGRESS_EVERY says.
 DEFAULT_EVERY = 10.0
@@ -50,8 +51,10 @@ def summed(snapshots: Iterable[Snapshot]) -> Snapshot:
     time is the longest, so the ETA is the whole run's work rate applied to what is left."""
     parts = list(snapshots)
     in_flight: Counter[str] = Counter()
+    queued: Counter[str] = Counter()
     for part in parts:
         in_flight.update(part.in_flight)
+        queued.update(part.queued)
     return Snapshot(
         total=sum(p.total for p in parts),
         done=sum(p.done for p in parts),
@@ -60,6 +63,7 @@ def summed(snapshots: Iterable[Snapshot]) -> Snapshot:
         in_flight={model: n for model, n in in_flight.items() if n},
         cpu_seconds=sum(p.cpu_seconds for p in parts),
         elapsed=max((p.elapsed for p in parts), default=0.0),
+        queued={model: n for model, n in queued.items() if n},
     )
 
 
@@ -78,7 +82,11 @@ def _seconds(value: float) -> str:
 def status_line(snapshot: Snapshot, *, live: bool = False) -> str:
     """`live`: the ETA first and the requests in flight (one entry per model) last, for a
     live line cut at the terminal's width."""
-    in_flight = ", ".join(f"{model} {n}" for model, n in sorted(snapshot.in_flight.items()))
+    in_flight = ", ".join(
+        f"{model} {snapshot.in_flight.get(model, 0)}"
+        + (f" (+{snapshot.queued[model]} queued)" if snapshot.queued.get(model) else "")
+        for model in sorted(set(snapshot.in_flight) | set(snapshot.queued))
+    )
     eta = snapshot.eta()
     done = f"doceval: {snapshot.finished}/{snapshot.total} stages done"
     requests = f"requests in flight: {in_flight or 'none'}"
@@ -133,13 +141,10 @@ class Totals:
 
 
 def summary_line(totals: Totals) -> str:
-    requests = totals.requests
     return (
         f"doceval: {totals.finished}/{totals.stages} stages ({totals.cached} from the "
-        f"cache, {totals.failed} failed); model requests: {requests.get('model', 0)} sent, "
-        f"{requests.get('cache', 0)} answered from the cache, {requests.get('peer', 0)} from "
-        f"other workers, {requests.get('failed', 0)} failed; CPU stage time "
-        f"{totals.cpu_seconds:.1f} s"
+        f"cache, {totals.failed} failed); {describe_requests(totals.requests)}; CPU stage "
+        f"time {totals.cpu_seconds:.1f} s"
     )
 
 

@@ -22,7 +22,7 @@ from pytest_doceval.run.progress import LIVE_EVERY, Progress, Totals, progress_e
 from pytest_doceval.run.terminal_lines import TerminalLines, TerminalTurns, terminal_lines
 
 if TYPE_CHECKING:
-    from pytest_doceval.engine import Engine, Stage
+    from pytest_doceval.engine import Engine, Snapshot, Stage
     from pytest_doceval.metrics.cost import StageCost
     from pytest_doceval.models.runtime import ModelRuntime
     from pytest_doceval.run.worker_progress import Gatherer, Publisher, WorkerState
@@ -60,6 +60,7 @@ class StageRun:
             config.pluginmanager.register(TerminalTurns(self._lines), "doceval-terminal")
         self._gatherer: Gatherer | None = None  # the xdist controller's progress
         self._publisher: Publisher | None = None  # an xdist worker's
+        self._start: tuple[Snapshot, int, int] | None = None  # its first plan's, for the start line
 
     def _engine(self) -> Engine:
         if self.engine is None:
@@ -69,7 +70,7 @@ class StageRun:
             # xdist workers share the machine's cores: each pool takes its share of them.
             workers = max(1, cpu_count() // self.models.workers)
             slot = ExecutorSlot(parse_executor(self.executor, workers=workers))
-            self.engine = Engine(slot, self.store, hub=self.models.hub)
+            self.engine = Engine(slot, self.store, hub=self.models.hub, on_wire=self.models.on_wire)
         return self.engine
 
     # -- planning ------------------------------------------------------------------------------
@@ -96,13 +97,18 @@ class StageRun:
             self._stage_keys[item.nodeid] = []
             if stages:
                 self._stage_keys[item.nodeid] = self._engine().add(stages)
-        self._publish()
-        if not announce or self.engine is None:
+        if self.engine is None:
+            self._publish()
             return
         cpu, model = self.engine.to_run()
+        snapshot = self.engine.snapshot()
+        if self._start is None:
+            self._start = (snapshot, cpu, model)
+        self._publish()
+        if not announce:
+            return
         if cpu or model:
             slot = self.engine.slot
-            snapshot = self.engine.snapshot()
             self.progress().say(
                 start_line(
                     snapshot, cpu=cpu, model=model, executor=slot.spec.text, workers=slot.workers
@@ -187,12 +193,11 @@ class StageRun:
     def _worker_state(self) -> WorkerState | None:
         from pytest_doceval.run.worker_progress import WorkerState
 
-        engine = self.engine
-        if engine is None:
+        engine, start = self.engine, self._start
+        if engine is None or start is None:
             return None
-        cpu, model = engine.to_run()
         slot = engine.slot
-        return WorkerState(engine.snapshot(), cpu, model, slot.spec.text, slot.workers)
+        return WorkerState(engine.snapshot(), *start, slot.spec.text, slot.workers)
 
     # -- the end -------------------------------------------------------------------------------
 
@@ -213,3 +218,8 @@ class StageRun:
 
     def add_worker_totals(self, totals: Mapping[str, Any]) -> None:
         self.totals.add(totals)
+
+    def node_down(self, worker: str) -> None:
+        """An xdist worker finished: the controller's start line waits no more for it."""
+        if self._gatherer is not None:
+            self._gatherer.node_down(worker)

@@ -5,8 +5,11 @@ controller while a test runs (its events are a fixed set; ``workeroutput`` arriv
 worker is done). So each worker *publishes* its engine's state, about once a second from a
 daemon thread, as a JSON file written atomically to a folder the controller made and handed to
 the workers in ``workerinput`` (`Publisher`). The controller's daemon thread (`Gatherer`)
-reads the folder, writes the start line once every worker has planned (or after one
-interval), then a status line of the summed state every interval; the folder goes at the end.
+reads the folder, writes the start line once every worker has planned or finished (a worker
+that is neither after `START_WAIT` seconds is left out), then a status line of the summed
+state every interval; the folder goes at the end. The start line sums what each worker had
+right after its first plan, whenever the controller reads it: on a busy machine one worker can
+plan seconds after the other has finished stages.
 """
 
 from __future__ import annotations
@@ -29,15 +32,20 @@ from pytest_doceval.run.progress import Progress, Write, start_line, summed
 FOLDER_KEY = "doceval_progress_dir"  # in ``workerinput``: where a worker publishes
 PUBLISH_EVERY = 1.0  # at most; faster when the status lines are more often
 POLL = 0.2  # how often the controller looks before the start line
+# How long the start line waits for a worker that has neither planned nor finished: a condition
+# (every worker planned) decides, this only bounds a worker stuck before its first test.
+START_WAIT = 60.0
 
 
 @dataclass(frozen=True)
 class WorkerState:
-    """One worker's engine as the controller needs it (builtin types on the wire)."""
+    """One worker's engine as the controller needs it (builtin types on the wire): its state
+    now, and at its first plan (what the start line sums)."""
 
     snapshot: Snapshot
-    cpu: int  # CPU stages planned and not finished
-    model: int  # model stages planned and not finished
+    start: Snapshot  # right after the worker's first plan
+    cpu: int  # CPU stages to run at the first plan
+    model: int  # model stages to run at the first plan
     executor: str
     workers: int
 
@@ -48,6 +56,7 @@ class WorkerState:
     def from_dict(cls, data: dict[str, Any]) -> WorkerState:
         return cls(
             Snapshot(**data["snapshot"]),
+            Snapshot(**data["start"]),
             int(data["cpu"]),
             int(data["model"]),
             str(data["executor"]),
@@ -112,6 +121,7 @@ class Gatherer:
     ) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="doceval-progress-"))
         self.expected = 0  # workers told where to publish
+        self.finished: set[str] = set()  # workers that went down (xdist's testnodedown)
         self.progress = Progress(write, show=show, every=every, clock=clock, live=live)
         self.every = every
         self.clock = clock
@@ -127,19 +137,24 @@ class Gatherer:
             self._thread.start()
         return str(self.folder)
 
+    def node_down(self, worker: str) -> None:
+        """Worker `worker` is done: the start line waits no more for it."""
+        self.finished.add(worker)
+
     def look(self) -> None:
         """One look at what the workers published: the start line when it is time, else a
         status line when one is due."""
         states = read_states(self.folder)
         if not states:
             return
-        whole = summed(state.snapshot for state in states)
         if self._started:
-            self.progress.tick(whole)
+            self.progress.tick(summed(state.snapshot for state in states))
             return
         if self._first_seen is None:
             self._first_seen = self.clock()
-        if len(states) < self.expected and self.clock() - self._first_seen < self.every:
+        published = {path.stem for path in self.folder.glob("*.json")}
+        waiting = self.expected - len(states) - len(self.finished - published)
+        if waiting > 0 and self.clock() - self._first_seen < START_WAIT:
             return  # some worker has not planned yet: its stages would be missing
         self._started = True
         cpu = sum(state.cpu for state in states)
@@ -148,7 +163,7 @@ class Gatherer:
             first = states[0]
             self.progress.say(
                 start_line(
-                    whole,
+                    summed(state.start for state in states),
                     cpu=cpu,
                     model=model,
                     executor=first.executor,

@@ -32,6 +32,18 @@ class Parser(Protocol):
 
 
 @runtime_checkable
+class ImageParser(Protocol):
+    """A parser that also reads a page image (PNG, JPEG) directly: suites whose cases are page
+    images (``omnidocbench``) call ``parse_image`` instead of wrapping the image in a PDF."""
+
+    name: str
+
+    def fingerprint(self) -> dict[str, Any]: ...
+
+    def parse_image(self, image: Path) -> str: ...
+
+
+@runtime_checkable
 class RefiningParser(Protocol):
     """A two-stage system: the parser named ``stage1`` first (cached as when it runs alone),
     then ``refine`` on its text. One that also has ``model()`` and ``combine(answers, case=)``

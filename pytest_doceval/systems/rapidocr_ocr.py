@@ -50,3 +50,7 @@ class RapidOCRParser(BuiltinParser):
                 ocr_image(page.get_pixmap(dpi=self.settings["dpi"]).tobytes("png")) for page in doc
             ]
         return "\n\n".join(pages).strip()
+
+    def parse_image(self, image: Path) -> str:
+        """A page image read as it is (``dpi`` applies to rendered PDF pages only)."""
+        return ocr_image(image.read_bytes()).strip()

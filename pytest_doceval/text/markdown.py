@@ -9,10 +9,10 @@ time with the element grammar their seeds define (one-line patterns). Where the 
 differ (a heading's pandoc attributes, a setext underline's indentation) the difference is the
 seeds', and the scores are defined by it, so it is kept and named rather than merged.
 
-Tables are read by one tokenizer (`is_pipe_row`, `is_separator_row`, `split_pipe_row`,
-`table_blocks`) that every table reader calls: TEDS's trees (pandoc's reading, the defaults),
-olmOCR-bench's table facts and seed 000's table-row elements (each with the parameters its
-definition fixes, said where it calls).
+Tables are read by one tokenizer that every table reader calls: TEDS's trees read pandoc's
+way (`pandoc_table_blocks`, `pipe_separator_columns`, `split_pipe_row`'s defaults), olmOCR-bench's
+table facts and seed 000's table-row elements each with the parameters its definition fixes
+(`table_blocks`, `is_pipe_row`, `is_separator_row`, said where it calls).
 """
 
 from __future__ import annotations
@@ -92,40 +92,89 @@ ANY_ESCAPE = re.compile(r"\\(.)")
 
 # --- tables: the tokenizer every table reader calls ---
 #
-# Two readers call it with different parameters, each a reading its metric is defined by: the
-# documents kind reads pandoc's pipe and grid tables into PubTabNet trees (TEDS), the facts kind
-# reads tables as olmOCR-bench's ``parse_markdown_tables`` does (its verdicts are olmOCR's).
-# The defaults are pandoc's; each parameter's docstring says what olmOCR-bench does instead.
+# Two readers call it, each with the reading its metric is defined by: the documents kind reads
+# pipe and grid tables as pandoc does (`pandoc_table_blocks`) into PubTabNet trees (TEDS), the
+# facts kind reads tables as olmOCR-bench's ``parse_markdown_tables`` does (its verdicts are
+# olmOCR's): each parameter's docstring says what olmOCR-bench does.
 
 
 def is_pipe_row(line: str, *, pipe_anywhere: bool = False) -> bool:
-    """A line of a pipe table: pandoc's starts with ``|`` (after indentation); with
-    `pipe_anywhere`, any line holding a ``|`` (olmOCR-bench's, where outer pipes are optional)."""
+    """A line of a pipe table: one that starts with ``|`` (after indentation); with
+    `pipe_anywhere`, any line holding a ``|`` (olmOCR-bench's, where outer pipes are optional).
+    Pandoc's rows are `is_pandoc_pipe_row`."""
     return "|" in line if pipe_anywhere else line.lstrip().startswith("|")
 
 
 def is_separator_row(line: str, *, grid_marks: bool = True) -> bool:
-    """A table's delimiter row. With `grid_marks` (pandoc's, `TABLE_SEPARATOR`): dashes, colons,
-    pipes, spaces and a grid table's ``+`` and ``=``, with at least one ``|``/``+`` and one
-    ``-``/``=``. Without (olmOCR-bench's): once pipes are removed and the ends trimmed, something
-    made only of ``-``, ``:`` and spaces (so ``| : |`` is one, ``|===|`` is not)."""
+    """A table's delimiter row. With `grid_marks` (`TABLE_SEPARATOR`, the normaliser's): dashes,
+    colons, pipes, spaces and a grid table's ``+`` and ``=``, with at least one ``|``/``+`` and
+    one ``-``/``=``. Without (olmOCR-bench's): once pipes are removed and the ends trimmed,
+    something made only of ``-``, ``:`` and spaces (so ``| : |`` is one, ``|===|`` is not)."""
     if grid_marks:
         return TABLE_SEPARATOR.match(line) is not None
     inner = line.replace("|", "").strip()
     return bool(inner) and all(ch in "- :" for ch in inner)
 
 
+# What pandoc reads as one piece of a pipe-table row, so that a ``|`` inside it is no cell
+# boundary: a code span, inline maths (``$...$``, pandoc's tex_math_dollars), an HTML tag and a
+# backslash escape; a bare ``|`` is a boundary.
+PIPE_ROW_PIECE = re.compile(
+    r"(?P<code>(`+).+?(?<!`)\2(?!`))"
+    r"|(?P<math>\$\$.+?\$\$|\$(?=[^\s$])(?:\\.|[^$\\])*?(?<=[^\s\\])\$(?!\d))"
+    r"|(?P<tag></?[A-Za-z][^<>\n]*>)"
+    r"|(?P<escape>\\.)"
+    r"|(?P<pipe>\|)"
+)
+
+
+def _cell_boundaries(line: str) -> list[int]:
+    """Offsets of the ``|`` of `line` that pandoc splits cells at (`PIPE_ROW_PIECE`)."""
+    return [m.start() for m in PIPE_ROW_PIECE.finditer(line) if m.group("pipe")]
+
+
 def split_pipe_row(line: str, *, escaped_pipes: bool = True) -> list[str]:
     """The cells of one pipe-table row, as written (not trimmed): the line, trimmed, split on
     ``|``, without the blank piece an outer pipe leaves at either end (outer pipes are optional).
-    With `escaped_pipes` (pandoc's) ``\\|`` is a pipe inside a cell and stays in it, escape and
-    all; without (olmOCR-bench's), every ``|`` is a boundary."""
-    pieces = (UNESCAPED_PIPE if escaped_pipes else ANY_PIPE).split(line.strip())
+    With `escaped_pipes` (pandoc's) a ``|`` escaped as ``\\|`` or inside a code span, inline
+    maths or an HTML tag is text of the cell (`PIPE_ROW_PIECE`); without (olmOCR-bench's), every
+    ``|`` is a boundary."""
+    text = line.strip()
+    if escaped_pipes:
+        cuts = _cell_boundaries(text)
+        pieces = [text[a + 1 : b] for a, b in zip([-1, *cuts], [*cuts, len(text)], strict=True)]
+    else:
+        pieces = ANY_PIPE.split(text)
     if pieces and not pieces[0].strip():
         pieces = pieces[1:]
     if pieces and not pieces[-1].strip():
         pieces = pieces[:-1]
     return pieces
+
+
+def is_pandoc_pipe_row(line: str) -> bool:
+    """A row of a pandoc pipe table: a line with at least one ``|`` that splits cells
+    (`PIPE_ROW_PIECE`; so ```` `x|y` ```` alone is no row, ``a | b`` is one)."""
+    return bool(_cell_boundaries(line))
+
+
+# Pandoc's pipe-table separator: optional leading ``|``, then columns of ``:?-+:?`` (spaces
+# around) parted by ``|`` or ``+``, an optional trailing ``|``; at most three spaces of indent.
+_SEPARATOR_COLUMN = r"[ \t]*:?-+:?[ \t]*"
+PIPE_SEPARATOR = re.compile(
+    rf"^ {{0,3}}(?P<open>\|?)(?P<columns>{_SEPARATOR_COLUMN}(?:[|+]{_SEPARATOR_COLUMN})*)"
+    r"\|?[ \t]*$"
+)
+
+
+def pipe_separator_columns(line: str) -> int:
+    """How many columns a pandoc pipe-table separator row (``|---|:--:|``, ``--|--``) sets, 0
+    when `line` is not one. A one-column separator needs its leading ``|``, as in pandoc."""
+    match = PIPE_SEPARATOR.match(line)
+    if match is None:
+        return 0
+    columns = len(re.split(r"[|+]", match.group("columns")))
+    return columns if columns > 1 or match.group("open") else 0
 
 
 @dataclass(frozen=True)
@@ -144,10 +193,12 @@ def table_blocks(
     pipe_anywhere: bool = False,
     min_pipe_rows: int = 1,
 ) -> list[TableBlock]:
-    """Every table block of `lines`, in order. A grid table (when `grid_tables`) starts at a
-    `GRID_BORDER` line and runs over the lines that start with ``+`` or ``|``; a pipe table is a
-    run of at least `min_pipe_rows` lines that are `is_pipe_row` (`pipe_anywhere` passed on).
-    olmOCR-bench reads no grid tables and needs two lines that hold a pipe."""
+    """Every run of table-like lines of `lines`, in order, with no regard for the blocks around
+    them (olmOCR-bench's reading; pandoc's is `pandoc_table_blocks`). A grid table (when
+    `grid_tables`) starts at a `GRID_BORDER` line and runs over the lines that start with ``+``
+    or ``|``; a pipe table is a run of at least `min_pipe_rows` lines that are `is_pipe_row`
+    (`pipe_anywhere` passed on). olmOCR-bench reads no grid tables and needs two lines that hold
+    a pipe."""
     blocks: list[TableBlock] = []
     index = 0
     while index < len(lines):
@@ -165,4 +216,63 @@ def table_blocks(
         else:
             end = index + 1
         index = end
+    return blocks
+
+
+_CODE_FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})")
+
+
+def _closed_fence_end(lines: Sequence[str], index: int) -> int | None:
+    """The line closing the fenced code block opened at `index`, if it is one and is closed
+    (pandoc reads an unclosed fence as text)."""
+    match = _CODE_FENCE.match(lines[index])
+    if match is None:
+        return None
+    fence = match.group("fence")
+    closing = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+    return next((i for i in range(index + 1, len(lines)) if closing.match(lines[i])), None)
+
+
+def _pandoc_table_at(lines: Sequence[str], index: int) -> TableBlock | None:
+    """The pipe or grid table that starts at `index`, if any: a grid table at a
+    `GRID_BORDER`, over the lines that start with ``+`` or ``|``; a pipe table at a row
+    (`is_pandoc_pipe_row`, at most three spaces in) with a separator row under it
+    (`pipe_separator_columns`), over the rows that follow."""
+    line = lines[index]
+    if len(line) - len(line.lstrip(" ")) > 3 or not line.strip():
+        return None
+    if GRID_BORDER.match(line):
+        end = index + 1
+        while end < len(lines) and lines[end].lstrip().startswith(("+", "|")):
+            end += 1
+        return TableBlock("grid", index, end)
+    under = lines[index + 1] if index + 1 < len(lines) else ""
+    if not (is_pandoc_pipe_row(line) and pipe_separator_columns(under)):
+        return None
+    end = index + 2
+    while end < len(lines) and is_pandoc_pipe_row(lines[end]):
+        end += 1
+    return TableBlock("pipe", index, end)
+
+
+def pandoc_table_blocks(lines: Sequence[str]) -> list[TableBlock]:
+    """Every pipe and grid table of `lines` as pandoc's markdown reader finds them, outside
+    closed code fences: a pipe table needs its separator row under its first row (so one
+    ``| a | b |`` line, or rows with no separator, are text) and its outer pipes are optional.
+    Pandoc's simple and multiline tables are not read.
+
+    One difference, on purpose: a table may follow a line of text directly, as GitHub's
+    markdown reads it. Pandoc wants a blank line before a table (its paragraphs run until one)
+    and reads the table as more of the paragraph; parsers such as PyMuPDF join blocks with one
+    line break, and a correct table would score 0 for a missing blank line."""
+    blocks: list[TableBlock] = []
+    index = 0
+    while index < len(lines):
+        table = _pandoc_table_at(lines, index)
+        if table is not None:
+            blocks.append(table)
+            index = table.end
+            continue
+        fence_end = _closed_fence_end(lines, index)
+        index = index + 1 if fence_end is None else fence_end + 1
     return blocks

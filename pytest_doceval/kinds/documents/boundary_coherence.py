@@ -4,9 +4,9 @@
     BC = |B_pred ∩ B_gt| / |B_gt|
 
 Both texts are first put through the ``raw`` profile (line endings unified, NFC), never through
-a profile that strips markdown: the boundaries live in the markdown's blank lines and headings,
-and the chunker sees the output as a retrieval pipeline would (seed 000 3.5.1). All offsets below
-are character offsets into those two texts.
+a profile that strips markdown: the boundaries live in the markdown's line breaks and headings,
+and the chunker sees the output's text as a retrieval pipeline would (seed 000 3.5.1), read as
+described under B_pred. `BoundaryScore` reports offsets into the raw-profiled truth.
 
 **B_gt**, the truth's semantic boundaries (the seed: "points where semantic context shifts",
 found from "headers, blank lines, section breaks"). The truth markdown is read as blocks:
@@ -27,42 +27,76 @@ a heading and is not itself a heading: a heading belongs with the text it introd
 cutting between them would split a section from its title. So a section change counts once, at
 its heading, and every paragraph break inside a section counts once.
 
-**B_pred**, the predicted boundaries: the start of every chunk of the *output* but the first,
-chunked with the seed's splitter as every chunk metric chunks (`chunking.chunk_document`,
-500/50; two chunks starting at one offset are one cut). These are the cuts the downstream
-pipeline makes: a chunk's start is where the splitter cut, while its end falls at or inside
-the next chunk (the overlap) and is not a second cut. They are mapped onto the truth's offsets
-through the character alignment (`align`): an output position maps to the truth position of
-the same aligned character; a position inside inserted text maps to where the insertion sits
-in the truth; when truth characters were deleted just before it (markup such as ``# `` that a
-plain-text parser drops), it maps to the start of that deletion -- the truth boundary sits
-before the markup.
+**B_pred**, the predicted boundaries: the start of every chunk but the first (two chunks
+starting at one offset are one cut) of the output's *projection*, chunked with the seed's
+splitter (`chunking.split_text`, 500/50). These are the cuts the downstream pipeline makes: a
+chunk's start is where the splitter cut, while its end falls at or inside the next chunk (the
+overlap) and is not a second cut. The projection (`project`) is what the splitter reads, in two
+steps, each for a measured fault of chunking the output as it stands:
+
+1. **Line breaks** (`canonical_breaks`): in both texts every run of line breaks -- one newline, a
+   blank line or several, with the spacing that ends the lines -- reads as one paragraph break: one
+   character (``PARAGRAPH_BREAK``, U+2029) to the alignment, a blank line (``LINE_BREAK``) to the
+   splitter. A line break is a boundary candidate exactly as a blank line is: one newline is how
+   most plain-text extractors end a paragraph, and the splitter, which tries ``"\n\n"`` before
+   ``"\n"``, would otherwise pack the same paragraphs differently for a one-character difference
+   (the same words with single newlines scored 0.00 against a ceiling of 0.33). So the same words
+   with paragraphs separated by one newline, a blank line or two score exactly alike. The
+   exceptions keep what markdown holds together as one piece of text, as the splitter sees it in
+   the markdown: a single newline stays a newline between two table lines (pipe rows, separator
+   rows, grid borders, HTML lines such as ``<tr>``), between a pandoc div's fence (a ``:::`` line)
+   and the div's inside, and inside a fenced code block or ``$$`` display math. The cost: lines an
+   output breaks inside a paragraph (a PDF's visual lines) are as much a candidate as a paragraph
+   break -- which is what the seed's plain-text pipeline gets from such a text anyway, its splitter
+   falling back to ``"\n"`` -- and so are the items of a tight list.
+2. **Text the truth does not have**: the two texts so read are aligned character by character
+   (rapidfuzz's ``Levenshtein.opcodes``, the alignment CER counts on, with a paragraph break one
+   character), and the output's characters inserted by that alignment are left out; what remains is
+   the output's own characters that stand for truth characters (equal or substituted), in order.
+   Extra text -- a paragraph written twice, a running header, a hallucinated line -- is scored by
+   CER/NED and structure precision, not here: chunked as it stands, it only changes how much truth
+   text a chunk holds, and a parser that wrote every paragraph twice got one chunk per paragraph
+   and a BC above the truth's own (0.47 against a ceiling of 0.33). A truth break is earned once,
+   by the text that stands for it. When the output only *adds* to the truth (its canonical text is
+   a supersequence of the truth's, as any repetition of the truth's text, whole or per paragraph,
+   is), every optimal alignment inserts the additions and keeps the rest, so the projection *is*
+   the truth and BC equals the ceiling exactly; it never exceeds it. A paragraph break is kept or
+   left out whole: the output's break where the truth has a space (a PDF's visual line) stays the
+   output's break, not a newline the truth's spacing chose -- had the two newlines of a blank line
+   been aligned apart, a plain-text extraction's line breaks would be split into paragraph breaks
+   where the truth has them and newlines elsewhere, and it would score what a markdown output
+   scores.
+
+A cut at projection offset k (a paragraph break counting one) maps onto the truth right after
+the truth character aligned with the projection's character k-1: when truth characters were
+deleted just before the cut (markup such as ``# `` that a plain-text parser drops), it maps to
+the start of that deletion -- the truth boundary sits before the markup.
 
 **Anchoring**: a predicted cut takes part only where the output around it *is* the truth's text
 around the place it maps to. Where the two texts share little, the character alignment is arbitrary
 (it still pairs up common letters), and a ±20-character window every ~450 characters would catch a
 truth boundary by chance: an unrelated document scored about 0.25 and a page with its paragraphs
-reversed scored its full ceiling. So both texts are read as their *word characters* (letters, digits
-and ``_``, casefolded; whitespace, punctuation and markup such as ``#``, ``*``, ``|`` or pandoc's
-``::: thebibliography`` div fences and ``{#sec:x}`` attributes dropped, so
-a plain-text parser that loses the markdown still anchors), and a cut at output offset p mapped to
-truth offset q is *anchored* when, on each side (before and after), the ``ANCHOR_CHARACTERS`` (16)
-word characters next to the cut in one text are found, up to ``ANCHOR_EDITS`` (a quarter), among
-the 32 next to it in the other, either way round (rapidfuzz's ``fuzz.partial_ratio`` >= 75). The
-wide window forgives what only one side writes near a cut: a pandoc citation key or footnote
-reference in the truth's markdown, a section number or a footnote mark in the output; an OCR slip
-costs a few edits. Two unrelated stretches of text are far apart, and both sides matter: a sentence
-repeated over and over starts its chunks with the truth's words, but what precedes each cut is the
-sentence's own end, not the truth's text before it; a reversed page starts a chunk at a true
-paragraph start preceded by the wrong paragraph. Known cost: where the output words a stretch
-differently from the truth right at a cut ("References" for the truth's "Bibliography"), that cut
-is lost. `BoundaryScore.anchored` counts anchored cuts.
+reversed scored its full ceiling. So the truth and the projection (the text that was chunked) are
+read as their *word characters* (letters, digits and ``_``, casefolded; whitespace, punctuation and
+markup such as ``#``, ``*``, ``|`` or pandoc's ``::: thebibliography`` div fences and ``{#sec:x}``
+attributes dropped, so a plain-text parser that loses the markdown still anchors), and a cut at
+projection offset p mapped to truth offset q is *anchored* when, on each side (before and after),
+the ``ANCHOR_CHARACTERS`` (16) word characters next to the cut in one text are found, up to
+``ANCHOR_EDITS`` (a quarter), among the 32 next to it in the other, either way round (rapidfuzz's
+``fuzz.partial_ratio`` >= 75). The wide window forgives what only one side writes near a cut: a
+pandoc citation key or footnote reference in the truth's markdown, a section number or a footnote
+mark in the output; an OCR slip costs a few edits. Two unrelated stretches of text are far apart,
+and both sides matter: a sentence repeated over and over starts its chunks with the truth's words,
+but what precedes each cut is the sentence's own end, not the truth's text before it; a reversed
+page starts a chunk at a true paragraph start preceded by the wrong paragraph. Known cost: where
+the output words a stretch differently from the truth right at a cut ("References" for the truth's
+"Bibliography"), that cut is lost. `BoundaryScore.anchored` counts anchored cuts.
 
-**Matching** of anchored cuts is one-to-one within ``±tolerance`` characters (default 20): one
-predicted boundary cannot satisfy two truth boundaries, nor one truth boundary two predictions. For
-points on a line with a fixed window, matching each truth boundary in order to the earliest unused
-prediction in its window gives a maximum matching (checked against scipy's bipartite matching in the
-tests).
+**Matching** of anchored cuts is one-to-one within ``±tolerance`` characters of the truth as read
+in step 1 (default 20): one predicted boundary cannot satisfy two truth boundaries, nor one truth
+boundary two predictions. For points on a line with a fixed window, matching each truth boundary
+in order to the earliest unused prediction in its window gives a maximum matching (checked
+against scipy's bipartite matching in the tests).
 
 **Empty B_gt** (a truth of one block, or empty): BC = 1.0, whether or not the output was cut.
 BC is a recall: with nothing to find, nothing was missed, and the chunker cuts any text longer
@@ -74,9 +108,10 @@ parser's own invention; a chunk boundary is not.) An empty output with a non-emp
 chunks and their breaks cannot all be cut. BC of the truth against itself, kept as
 `BoundaryScore.ceiling`, is what a perfect output scores on that truth (1.0 only when every
 block starts a chunk of its own; 0.29-0.50 on the example papers, whose paragraphs are short,
-0.78 on the benchmark's synthetic 50,000-character report); compare systems with each
-other and with that ceiling, not with 1. (It is not a strict upper bound: another text can
-happen to put more cuts on the truth's boundaries than the truth's own chunking does.)
+0.73 on the benchmark's synthetic 50,000-character report); compare systems with each
+other and with that ceiling, not with 1. (Repetition cannot pass it, see B_pred; it is still
+not a strict upper bound for every output: one that drops or rewords text can happen to put
+more cuts on the truth's boundaries than the truth's own chunking does.)
 """
 
 from __future__ import annotations
@@ -92,16 +127,30 @@ from rapidfuzz.distance import Levenshtein
 
 from pytest_doceval.kinds.documents.chunking import CHUNK_OVERLAP, CHUNK_SIZE, Chunk, split_text
 from pytest_doceval.kinds.documents.structure import _FENCE, _HEADING
-from pytest_doceval.text.markdown import SETEXT_UNDERLINE, THEMATIC_BREAK
+from pytest_doceval.text.markdown import (
+    GRID_BORDER,
+    PANDOC_DIV_FENCE_LINES,
+    SETEXT_UNDERLINE,
+    THEMATIC_BREAK,
+    is_pipe_row,
+    is_separator_row,
+)
 from pytest_doceval.text.normalise import PANDOC_MARKUP, RAW
 
 DEFAULT_TOLERANCE = 20
 ANCHOR_CHARACTERS = 16
 ANCHOR_EDITS = 0.25
+# A run of line breaks as the alignment reads it: one character (RAW turns a U+2029 in any text
+# into a newline, so none is left to be confused with it) ...
+PARAGRAPH_BREAK = "\u2029"
+# ... and as the splitter reads it: a blank line (see the module docstring).
+LINE_BREAK = "\n\n"
 
 _SETEXT_UNDERLINE = SETEXT_UNDERLINE
 _WORD_CHARACTER = re.compile(r"\w")
 _THEMATIC_BREAK = THEMATIC_BREAK
+# A run of line breaks with the spacing that ends its lines (the next line's indentation stays).
+_LINE_BREAKS = re.compile(r"[^\S\n]*\n(?:[^\S\n]*\n)*")
 
 
 @dataclass(frozen=True)
@@ -185,30 +234,96 @@ def chunk_boundaries(chunks: Sequence[Chunk]) -> list[int]:
     return sorted({chunk.start for chunk in chunks[1:]} - {chunks[0].start})
 
 
-def align(truth: str, output: str, positions: Sequence[int]) -> list[int]:
-    """Each position (a gap between characters) of `output` mapped to the smallest truth
-    position aligned with it by the Levenshtein alignment of the two texts.
+@dataclass(frozen=True)
+class Reading:
+    """A text as BC reads it, and for each of its gaps (0..len) the raw text's offset there."""
 
-    The alignment is rapidfuzz's ``Levenshtein.opcodes``, the very call jiwer makes for
-    `metrics.text.character_alignment` (whose ops are elided and capped for display, so they
-    cannot carry offsets); the tests check that both give the same alignment.
-    """
-    opcodes = Levenshtein.opcodes(truth, output)
-    ends = [op.dest_end for op in opcodes]
-    mapped: list[int] = []
-    for position in positions:
-        if not 0 <= position <= len(output):
-            raise ValueError(f"position {position} is outside the output (0..{len(output)})")
-        index = bisect.bisect_left(ends, position)
-        if index == len(opcodes):  # only when both texts are empty
-            mapped.append(0)
-            continue
-        op = opcodes[index]
+    text: str
+    source: tuple[int, ...]
+
+    def at(self, offset: int) -> int:
+        """The reading's gap at a raw offset (the first one at or after it)."""
+        return bisect.bisect_left(self.source, offset)
+
+
+def _held_line(line: str) -> bool:
+    """A line that markdown holds together with its neighbours: a pipe or grid table's, or an
+    HTML block's (pandoc writes a table with merged cells as HTML, a tag to a line)."""
+    return (
+        is_pipe_row(line)
+        or is_separator_row(line)
+        or GRID_BORDER.match(line) is not None
+        or line.lstrip().startswith("<")
+    )
+
+
+def _div_fence(line: str, *, opening: bool) -> bool:
+    """A pandoc div's opening fence (``::: {#tab:x}``, ``::: thebibliography``) or its closing
+    one (``:::``); either belongs with the div's inside."""
+    if PANDOC_DIV_FENCE_LINES.match(line) is None:
+        return False
+    return bool(line.strip().strip(":")) == opening
+
+
+def canonical_breaks(text: str) -> Reading:
+    """`text` with its runs of line breaks read as step 1 of B_pred says: each as one
+    ``PARAGRAPH_BREAK``, but a single newline stays one between two table lines, between a pandoc
+    div's fence and its inside, or inside a fenced code block or ``$$`` display math (which a
+    blank line ends). A ``PARAGRAPH_BREAK`` stands at the start of the run it replaces."""
+    parts: list[str] = []
+    source: list[int] = []
+    last = 0  # where the line before the next run starts
+    in_code = in_math = False
+    for run in _LINE_BREAKS.finditer(text):
+        before = text[last : run.start()]
+        line_end = text.find("\n", run.end())
+        after = text[run.end() : len(text) if line_end == -1 else line_end]
+        in_code ^= _FENCE.match(before.strip()) is not None
+        in_math ^= before.count("$$") % 2 == 1
+        held = (
+            in_code
+            or in_math
+            or (_held_line(before) and _held_line(after))
+            or _div_fence(before, opening=True)
+            or _div_fence(after, opening=False)
+        )
+        single = run.group().count("\n") == 1
+        kept = held and single
+        in_math = in_math and single  # display math is inside a paragraph: a blank line ends it
+        parts += (before, "\n" if kept else PARAGRAPH_BREAK)
+        source += (*range(last, run.start()), run.start())
+        last = run.end()
+    parts.append(text[last:])
+    source += (*range(last, len(text)), len(text))
+    return Reading("".join(parts), tuple(source))
+
+
+@dataclass(frozen=True)
+class Projection:
+    """The output's characters that the alignment pairs with truth characters, in order
+    (step 2 of B_pred), and for each gap k of `text` the truth gap it maps to: right after
+    the truth character aligned with ``text[k-1]`` (0 for k = 0)."""
+
+    text: str
+    truth_gap: tuple[int, ...]
+
+
+def project(truth: str, output: str) -> Projection:
+    """`output` without the characters that the Levenshtein alignment with `truth` inserts
+    (rapidfuzz's ``Levenshtein.opcodes``, the very alignment jiwer makes for
+    `metrics.text.character_alignment`; the tests check both give the same path)."""
+    kept: list[str] = []
+    gaps = [0]
+    for op in Levenshtein.opcodes(truth, output):
         if op.tag in ("equal", "replace"):
-            mapped.append(op.src_start + min(position - op.dest_start, op.src_end - op.src_start))
-        else:  # inside an insertion, or right after an equal run that a deletion follows
-            mapped.append(op.src_start)
-    return mapped
+            # a replace block pairs its characters in order (its two sides have one length)
+            pairs = zip(
+                range(op.src_start, op.src_end), range(op.dest_start, op.dest_end), strict=True
+            )
+            for truth_index, output_index in pairs:
+                kept.append(output[output_index])
+                gaps.append(truth_index + 1)
+    return Projection("".join(kept), tuple(gaps))
 
 
 @dataclass(frozen=True)
@@ -283,6 +398,28 @@ def match_boundaries(truth: Sequence[int], predicted: Sequence[int], tolerance: 
     return matched
 
 
+def _written(text: str) -> tuple[str, list[int]]:
+    """`text` as the splitter reads it, each ``PARAGRAPH_BREAK`` a ``LINE_BREAK``, and for
+    each of its positions (and the end) the position in `text`."""
+    back: list[int] = []
+    for index, character in enumerate(text):
+        back += [index] * (len(LINE_BREAK) if character == PARAGRAPH_BREAK else 1)
+    back.append(len(text))
+    return text.replace(PARAGRAPH_BREAK, LINE_BREAK), back
+
+
+def _cuts_and_words(text: str, size: int, overlap: int) -> tuple[list[int], WordCharacters]:
+    """The splitter's cuts of `text` written out, and its word characters (pandoc's div fences
+    are found line by line), both in `text`'s offsets (a cut starts a chunk: never inside a
+    ``LINE_BREAK``)."""
+    written, back = _written(text)
+    words = WordCharacters.of(written)
+    cuts = chunk_boundaries(split_text(written, size, overlap))
+    return [back[cut] for cut in cuts], WordCharacters(
+        words.characters, tuple(back[offset] for offset in words.offsets)
+    )
+
+
 def boundary_coherence(
     truth: str,
     output: str,
@@ -291,30 +428,33 @@ def boundary_coherence(
     size: int = CHUNK_SIZE,
     overlap: int = CHUNK_OVERLAP,
 ) -> BoundaryScore:
-    """BC of `output` (its chunks' cuts) against the semantic boundaries of the `truth`
-    markdown; both texts are raw-profiled first."""
-    truth, output = RAW(truth), RAW(output)
-    gold = truth_boundaries(truth)
-    cuts = chunk_boundaries(split_text(output, size, overlap))
-    predicted = align(truth, output, cuts)
-    truth_words, output_words = WordCharacters.of(truth), WordCharacters.of(output)
+    """BC of `output` (the cuts of its projection's chunks) against the semantic boundaries of
+    the `truth` markdown; both texts are raw-profiled first."""
+    truth = RAW(truth)
+    reading = canonical_breaks(truth)
+    gold = [reading.at(boundary) for boundary in truth_boundaries(truth)]
+    projection = project(reading.text, canonical_breaks(RAW(output)).text)
+    cuts, output_words = _cuts_and_words(projection.text, size, overlap)
+    truth_cuts, truth_words = _cuts_and_words(reading.text, size, overlap)
+    predicted = [projection.truth_gap[cut] for cut in cuts]
     anchored = [
         mapped
         for cut, mapped in zip(cuts, predicted, strict=True)
         if is_anchored(truth_words, output_words, cut, mapped)
     ]
-    matched = match_boundaries(gold, anchored, tolerance)
+    in_truth = tuple(reading.source[gap] for gap in predicted)
     if not gold:
-        return BoundaryScore(1.0, 0, 0, len(cuts), 1.0, (), tuple(predicted), len(anchored))
-    # The truth chunked by the same splitter: its own cuts need no alignment.
-    best = match_boundaries(gold, chunk_boundaries(split_text(truth, size, overlap)), tolerance)
+        return BoundaryScore(1.0, 0, 0, len(cuts), 1.0, (), in_truth, len(anchored))
+    matched = match_boundaries(gold, anchored, tolerance)
+    # The truth is its own projection: its cuts map onto themselves and anchor.
+    best = match_boundaries(gold, truth_cuts, tolerance)
     return BoundaryScore(
         matched / len(gold),
         matched,
         len(gold),
         len(cuts),
         best / len(gold),
-        tuple(gold),
-        tuple(predicted),
+        tuple(truth_boundaries(truth)),
+        in_truth,
         len(anchored),
     )

@@ -8,8 +8,10 @@ Layout::
     cases/<suite>/<case>/outputs/<system>.md      # optional precomputed output
 
 ``[suite]`` keys: ``kind = "documents"``, ``systems`` (required), ``language`` (``en`` | ``ko``
-| ``mixed``, default ``en``), ``normalization`` (default ``fair-v1``). A name in ``systems`` that
-is not a registered parser but has ``outputs/<name>.md`` in the cases is a precomputed system.
+| ``mixed``, default ``en``), ``normalization`` (default ``fair-v1``), ``teds`` (``fair``, the
+default, or ``pubtabnet``: PubTabNet's own TEDS for ``table_teds``/``table_teds_s``). A name in
+``systems`` that is not a registered parser but has ``outputs/<name>.md`` in the cases is a
+precomputed system.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from pytest_doceval.kinds.documents.chunks import (
 from pytest_doceval.kinds.documents.document_score import score_document
 from pytest_doceval.kinds.documents.insertions import CER_DOMINANCE
 from pytest_doceval.kinds.documents.paper import per_parser, table3
-from pytest_doceval.kinds.documents.tables import TABLE_METRICS, score_tables
+from pytest_doceval.kinds.documents.tables import TABLE_METRICS, TEDS_READINGS, score_tables
 from pytest_doceval.kinds.views import output_change
 from pytest_doceval.metrics.spec import RATE, SHARE, MetricSpec
 from pytest_doceval.metrics.text import character_alignment
@@ -63,6 +65,9 @@ OCR_WITHOUT_KOREAN = ("rapidocr",)
 # must be the truth's there), so unrelated or degenerate outputs no longer score by chance.
 # r4: the references cut recognises numbered, deeper, other-case and other-word headings
 # (`7. REFERENCES`, `#### References`, `Works Cited`, `참고문헌`): body_cer moves; ned added.
+# Boundary Coherence reads every run of line breaks as one paragraph break and leaves text the
+# alignment inserted out of its chunking (repeats cannot lift it, separators cannot move it).
+# Tables are read as pandoc reads them (a headerless table has no thead).
 SCORING_REVISION = 4
 
 
@@ -72,7 +77,9 @@ def _rate(description: str, counts: str, **more: Any) -> MetricSpec:
 
 class DocumentsSuite(Suite):
     kind = "documents"
-    suite_keys = frozenset({"kind", "systems", "language", "normalization", "vlm", "embedder"})
+    suite_keys = frozenset(
+        {"kind", "systems", "language", "normalization", "vlm", "embedder", "teds"}
+    )
     paper_tables: ClassVar[tuple[TableBuilder, ...]] = (table3, per_parser)
     html_views: ClassVar[Mapping[str, ViewRenderer]] = {"tables": html.tables}
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
@@ -144,6 +151,11 @@ class DocumentsSuite(Suite):
             raise SuiteConfigError(
                 f"{spec.file}: normalization {self.normalization!r} is not a profile ({known})"
             )
+        self.teds: str = str(table.get("teds", "fair"))
+        if self.teds not in TEDS_READINGS:
+            raise SuiteConfigError(
+                f"{spec.file}: teds {self.teds!r} is not one of {', '.join(TEDS_READINGS)}"
+            )
         self.cases = sorted(
             p.name
             for p in spec.path.iterdir()
@@ -179,6 +191,8 @@ class DocumentsSuite(Suite):
         """The normalisation profile and the revision of this kind's scoring rules: numbers
         under another profile, or from before a fix to the rules, do not compare."""
         scoring = f"{self.normalization}@r{SCORING_REVISION}"
+        if self.teds != "fair":  # another TEDS: table numbers do not compare
+            scoring += f"+teds-{self.teds}"
         return f"{scoring}+{self.embedder_setting}" if self.embedder_setting else scoring
 
     def embedder(self) -> Embedder | None:
@@ -201,7 +215,17 @@ class DocumentsSuite(Suite):
         return [CaseRef(case, system) for case in self.cases for system in self.systems]
 
     def describe(self) -> dict[str, object]:
-        return {"language": self.language, "normalization": self.normalization}
+        described: dict[str, object] = {
+            "language": self.language,
+            "normalization": self.normalization,
+            "teds": self.teds,
+        }
+        if self.teds == "pubtabnet":
+            from pytest_doceval.kinds.documents.teds_pubtabnet import pandoc_version
+
+            # markdown tables are scored on the HTML this pandoc writes of them
+            described["teds_markdown_html"] = pandoc_version() or "pandoc not installed"
+        return described
 
     def notes(self) -> list[str]:
         notes = []
@@ -257,7 +281,7 @@ class DocumentsSuite(Suite):
         score = score_document(
             truth, output, language=self.language, normalization=self.normalization
         )
-        tables = score_tables(truth, output)
+        tables = score_tables(truth, output, reading=self.teds)
         embedder = self.embedder()
         vectors = NOT_PLANNED
         if embedder is not None and ctx.engine is not None:

@@ -16,18 +16,23 @@ blocks are found and split by the shared tokenizer of `text.markdown`, with pand
   ``+``/``-``/``|`` lines enclose (traced as docutils does), their spans the row and column
   boundaries they cross; cells above the ``+===+`` line form the ``<thead>``, the rest the
   ``<tbody>``.
-* **Pipe tables** (``| a | b |`` lines, pandoc's and the VLMs'): the row above the separator
-  row (`markdown.is_separator_row`) is the ``<thead>``, the rest the ``<tbody>``; a block with
-  no separator after its first row has only a ``<tbody>`` (with a note). Cells split on ``|``
-  not escaped as ``\\|`` (`markdown.split_pipe_row`). A row with another number of cells than
-  the first (ragged) is read as it is, with a note.
+* **Pipe tables** (``| a | b |`` lines, pandoc's and the VLMs'), found where pandoc finds them
+  (`markdown.pandoc_table_blocks`: a row with a separator row under it, outer pipes optional;
+  one pipe line, or rows without a separator, are text; unlike pandoc, a table may follow a
+  line of text without a blank line between): the row above the
+  separator is the ``<thead>``, the rest the ``<tbody>``. Cells split on ``|`` that is not
+  escaped as ``\\|`` nor inside a code span, inline maths or an HTML tag
+  (`markdown.split_pipe_row`). The separator sets the number of columns: a row with more cells
+  is cut, one with fewer padded with empty cells, as pandoc does (with a note).
+* A header row of empty cells (pipe or grid) is no header: pandoc writes a headerless table so,
+  and reads it back without a ``<thead>``.
 
 **Cell text** (`cell_text`), the same for every form: Unicode NFKC, then pandoc's attribute
 syntax and markdown syntax removed as the fair profile does it (`normalise.remove_pandoc_divs`:
 ``[times]{.sans-serif}`` is ``times``; `normalise.strip_markdown`: emphasis, links, inline code,
-HTML tags, backslash escapes, unescaped ``|``), then every run of whitespace one space, ends
-trimmed. Case, punctuation and maths (``$x$``) stay as written: TEDS compares what a reader sees
-in the cell.
+HTML tags, backslash escapes), then every run of whitespace one space, ends trimmed. A ``|``
+left in a cell is text (``a|b`` in a code span or an HTML cell stays ``a|b``). Case,
+punctuation and maths (``$x$``) stay as written: TEDS compares what a reader sees in the cell.
 
 Nothing here raises on text: what cannot be read as a table is left as text, and what is read
 oddly is said in `TableReading.notes`.
@@ -53,6 +58,9 @@ GROUP_TAGS = ("thead", "tbody", "tfoot")
 
 def cell_text(raw: str) -> str:
     """A cell's text as TEDS compares it (module docstring)."""
+    # A "|" still in a cell is text (pandoc's: in a code span, in maths, escaped, or in an HTML
+    # cell), not the table syntax `strip_markdown` drops from whole texts: escape it to keep it.
+    raw = md.UNESCAPED_PIPE.sub(r"\\|", raw)
     return collapse_whitespace(strip_markdown(remove_pandoc_divs(unicode_nfkc(raw))))
 
 
@@ -80,6 +88,8 @@ class Table:
     groups: tuple[Group, ...]
     form: str  # "html" | "grid" | "pipe"
     start: int  # offset of the table in the text (after line endings are unified)
+    # The table as written: its HTML element, or its markdown lines (PubTabNet's TEDS reads it).
+    source: str = field(default="", compare=False)
 
     @property
     def rows(self) -> list[Row]:
@@ -254,7 +264,7 @@ def _read_html(text: str, start: int, closed: bool, number: int) -> tuple[Table 
     if not any(group.rows for group in groups):
         parser.note("no rows: not scored as a table")
         return None, parser.notes
-    return Table(groups, "html", start), parser.notes
+    return Table(groups, "html", start, text), parser.notes
 
 
 # ------------------------------------------------------------------------------------ grid
@@ -330,10 +340,9 @@ def _read_grid(lines: list[str], start: int, number: int) -> tuple[Table | None,
         cell = Cell(cell_text(body), col_lines.index(right) - c, row_lines.index(bottom) - r)
         rows.setdefault(r, []).append((c, cell))
     ordered = [(r, tuple(cell for _, cell in sorted(rows[r]))) for r in sorted(rows)]
-    head = tuple(row for r, row in ordered if head_end is not None and row_lines[r] < head_end)
-    body_rows = tuple(row for r, row in ordered if head_end is None or row_lines[r] >= head_end)
-    groups = tuple(Group(tag, rs) for tag, rs in (("thead", head), ("tbody", body_rows)) if rs)
-    return Table(groups, "grid", start), []
+    head = [row for r, row in ordered if head_end is not None and row_lines[r] < head_end]
+    rest = [row for r, row in ordered if head_end is None or row_lines[r] >= head_end]
+    return _head_and_body(Table((), "grid", start, "\n".join(lines)), head, rest), []
 
 
 # ------------------------------------------------------------------------------------ pipe
@@ -342,29 +351,35 @@ _NOT_NEWLINE = re.compile(r"[^\n]")
 
 
 def _read_pipe(lines: list[str], start: int, number: int) -> tuple[Table | None, list[str]]:
+    """Pandoc's reading: the separator row sets the number of columns; a row with more cells is
+    cut to it, one with fewer padded with empty cells (with a note)."""
+    columns = md.pipe_separator_columns(lines[1])
     notes: list[str] = []
-    has_head = len(lines) > 1 and md.is_separator_row(lines[1])
-    if not has_head:
-        notes.append(f"pipe table {number}: no separator row under its first row: no header")
     rows: list[Row] = []
     for index, line in enumerate(lines):
-        if md.is_separator_row(line):
-            if index != 1:
-                notes.append(f"pipe table {number}: a separator row inside the table is skipped")
+        if index == 1:
             continue
-        # Pandoc's reading (the default): ``\|`` is a pipe inside the cell.
-        rows.append(tuple(Cell(cell_text(raw)) for raw in md.split_pipe_row(line)))
-    widths = [len(row) for row in rows]
-    if len(set(widths)) > 1:
-        notes.append(
-            f"pipe table {number}: ragged rows ({', '.join(map(str, widths))} cells): "
-            "read as written"
-        )
-    if not rows:
-        return None, notes
-    head, body = (rows[:1], rows[1:]) if has_head else ([], rows)
-    groups = tuple(Group(tag, tuple(rs)) for tag, rs in (("thead", head), ("tbody", body)) if rs)
-    return Table(groups, "pipe", start), notes
+        raw = md.split_pipe_row(line)
+        if len(raw) != columns:
+            done = "the rest dropped" if len(raw) > columns else "padded with empty cells"
+            written = f"{len(raw)} cell" + ("" if len(raw) == 1 else "s")
+            notes.append(
+                f"pipe table {number}: row {len(rows) + 1} has {written} where the separator "
+                f"sets {columns} columns: {done}, as pandoc reads it"
+            )
+        cells = [Cell(cell_text(text)) for text in raw[:columns]]
+        rows.append(tuple(cells + [Cell("")] * (columns - len(cells))))
+    return _head_and_body(Table((), "pipe", start, "\n".join(lines)), rows[:1], rows[1:]), notes
+
+
+def _head_and_body(table: Table, head: list[Row], body: list[Row]) -> Table:
+    """`table` with its ``<thead>`` and ``<tbody>``; a header row of empty cells is no header
+    (pandoc writes a headerless table as one, and its HTML then has no ``<thead>``), and the
+    ``<tbody>`` is there even when empty, as pandoc writes it (a header-only table)."""
+    if all(not cell.text for row in head for cell in row):
+        head = []
+    groups = (*([Group("thead", tuple(head))] if head else []), Group("tbody", tuple(body)))
+    return Table(groups, table.form, table.start, table.source)
 
 
 # ------------------------------------------------------------------------------------ text
@@ -386,8 +401,7 @@ def read_tables(text: str) -> TableReading:
     for line in lines:
         offsets.append(offsets[-1] + len(line) + 1)
     numbers = {"grid": 0, "pipe": 0}
-    # Pandoc's blocks (the defaults): grid tables, pipe rows start with "|", one row is a table.
-    for block in md.table_blocks(lines):
+    for block in md.pandoc_table_blocks(lines):
         numbers[block.form] += 1
         read = _read_grid if block.form == "grid" else _read_pipe
         found.append(

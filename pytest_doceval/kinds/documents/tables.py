@@ -3,10 +3,14 @@
 Both texts' tables are read (`table_trees.read_tables`). They are paired one to one by the
 optimal assignment on 1 - TEDS (`metrics.assignment.assign`, which extraction's entries use too:
 scipy's Hungarian solver), the shorter side padded with dummies at cost 1, so a missing or an
-invented table is a pair scoring 0. A pair that the assignment forms at TEDS 0 shares nothing:
-it counts as a missing plus an invented table, not as a match. ``table_teds`` is the mean TEDS
+invented table is a pair scoring 0. A pair that the assignment forms at TEDS 0 (or below, which
+PubTabNet's reading allows) shares nothing: it counts as a missing plus an invented table, not
+as a match. ``table_teds`` is the mean TEDS
 over the pairs, ``table_teds_s`` the mean TEDS-S over the same pairs (unmatched ones 0 in both),
 that is, over max(truth tables, output tables) -- or more when zero-TEDS pairs split.
+
+With ``teds = "pubtabnet"`` (`TEDS_READINGS`) the pairs are scored by PubTabNet's own TEDS
+(`teds_pubtabnet`) instead of the default fair reading (`teds`).
 
 A truth without tables gives no table metric at all (neither 1 nor 0: there is nothing to
 measure), and an output with tables there gets a note. Tables too large for an exact tree edit
@@ -17,7 +21,7 @@ holds the truth's, the output's and the matched tables.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -28,6 +32,10 @@ from pytest_doceval.kinds.documents.teds import teds, teds_s
 from pytest_doceval.metrics.assignment import assign
 from pytest_doceval.metrics.json_input import ExtractionInputError
 from pytest_doceval.metrics.spec import SHARE, MetricSpec
+
+# How TEDS reads a table: "fair" (`teds`, the default: what a reader sees in the cells) or
+# "pubtabnet" (`teds_pubtabnet`: PubTabNet's metric.py on the table's HTML, markup and all).
+TEDS_READINGS: Final = ("fair", "pubtabnet")
 
 TABLE_METRICS: Final[Mapping[str, MetricSpec]] = {
     "table_teds": MetricSpec(
@@ -63,17 +71,32 @@ class TableScores:
 def pair_tables(truth: list[Table], output: list[Table]) -> list[TablePair]:
     """The one-to-one pairs of least total 1 - TEDS (module docstring), in truth order, then
     the invented tables."""
-    n = max(len(truth), len(output))
+    return pair_by(
+        len(truth),
+        len(output),
+        lambda i, j: teds(truth[i], output[j]),
+        lambda i, j: teds_s(truth[i], output[j]),
+    )
+
+
+def pair_by(
+    n_truth: int,
+    n_output: int,
+    teds_of: Callable[[int, int], float],
+    teds_s_of: Callable[[int, int], float],
+) -> list[TablePair]:
+    """`pair_tables` for tables known by their index and scored by `teds_of`/`teds_s_of`."""
+    n = max(n_truth, n_output)
     similarity = np.zeros((n, n))
-    for i, a in enumerate(truth):
-        for j, b in enumerate(output):
-            similarity[i, j] = teds(a, b)
+    for i in range(n_truth):
+        for j in range(n_output):
+            similarity[i, j] = teds_of(i, j)
     cols = assign(1.0 - similarity)
     pairs: list[TablePair] = []
     for i, j in enumerate(cols.tolist()):
-        real_i, real_j = i < len(truth), j < len(output)
+        real_i, real_j = i < n_truth, j < n_output
         if real_i and real_j and similarity[i, j] > 0:
-            pairs.append(TablePair(i, j, float(similarity[i, j]), teds_s(truth[i], output[j])))
+            pairs.append(TablePair(i, j, float(similarity[i, j]), teds_s_of(i, j)))
             continue
         if real_i:
             pairs.append(TablePair(i, None, 0.0, 0.0))
@@ -81,6 +104,22 @@ def pair_tables(truth: list[Table], output: list[Table]) -> list[TablePair]:
             pairs.append(TablePair(None, j, 0.0, 0.0))
     pairs.sort(key=lambda p: (p.truth is None, p.truth or 0, p.output or 0))
     return pairs
+
+
+def _pubtabnet_pairs(truth: list[Table], output: list[Table]) -> tuple[list[TablePair], list[str]]:
+    """The pairs under PubTabNet's own TEDS (`teds_pubtabnet`), and what its reading noted."""
+    from pytest_doceval.kinds.documents.teds_pubtabnet import pubtabnet_teds, pubtabnet_trees
+
+    truth_trees, truth_notes = pubtabnet_trees(truth)
+    output_trees, output_notes = pubtabnet_trees(output)
+    pairs = pair_by(
+        len(truth),
+        len(output),
+        lambda i, j: pubtabnet_teds(truth_trees[i], output_trees[j]),
+        lambda i, j: pubtabnet_teds(truth_trees[i], output_trees[j], structure_only=True),
+    )
+    notes = [f"truth: {n}" for n in truth_notes] + [f"output: {n}" for n in output_notes]
+    return pairs, notes
 
 
 def _shown(table: Table | None) -> list[list[str]]:
@@ -101,8 +140,9 @@ def _shown(table: Table | None) -> list[list[str]]:
     ]
 
 
-def score_tables(truth: str, output: str) -> TableScores:
-    """Table metrics, counts, notes and the ``tables`` view of one output (module docstring)."""
+def score_tables(truth: str, output: str, *, reading: str = "fair") -> TableScores:
+    """Table metrics, counts, notes and the ``tables`` view of one output (module docstring),
+    under the TEDS `reading` (`TEDS_READINGS`)."""
     truth_read, output_read = read_tables(truth), read_tables(output)
     notes = [f"truth: {n}" for n in truth_read.notes] + [f"output: {n}" for n in output_read.notes]
     truth_tables, output_tables = truth_read.tables, output_read.tables
@@ -114,7 +154,11 @@ def score_tables(truth: str, output: str) -> TableScores:
             )
         return TableScores(notes=notes)
     try:
-        pairs = pair_tables(truth_tables, output_tables)
+        if reading == "pubtabnet":
+            pairs, reading_notes = _pubtabnet_pairs(truth_tables, output_tables)
+            notes += reading_notes
+        else:
+            pairs = pair_tables(truth_tables, output_tables)
     except ExtractionInputError as exc:  # a table pair past tree_edit.MAX_CELLS
         notes.append(f"table metrics not scored: {exc}")
         return TableScores(notes=notes)

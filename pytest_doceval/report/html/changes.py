@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_doceval.html.fmt import esc, fmt, fmt_ci, fmt_int, fmt_p, fmt_signed, num
-from pytest_doceval.html.model import FAILING, Change, SuiteView, changes
+from pytest_doceval.html.model import FAILING, Change, SuiteView, case_anchor, changes
 
 # Worse first: a reviewer's first question is "what did this change break".
 _ORDER = {"worse": 0, "better": 1, "changed": 2}
@@ -67,7 +67,7 @@ def failing_tests(view: SuiteView) -> str:
         outcome = str(row.get("outcome"))
         items.append(
             f'<li><span class="badge o-{esc(outcome)}">{esc(outcome)}</span> '
-            f'<a href="#case-s{view.index}-r{i}">{esc(row.get("case"))} '
+            f'<a href="#{case_anchor(view.index, i)}">{esc(row.get("case"))} '
             f"[{esc(row.get('system'))}]</a>"
             + (f' <span class="cause">{esc(message)}</span>' if message else "")
             + "</li>"

@@ -1,0 +1,71 @@
+"""What the engine keeps of each planned stage (`Node`), what it tells of the run so far
+(`Snapshot`), and how a stage's failure is worded for the tests that need it."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_doceval.engine.stages import Stage
+from pytest_doceval.errors import DocevalError, SystemRunError
+from pytest_doceval.metrics.cost import StageCost
+
+
+class StageFailed(SystemRunError):
+    """A stage a test depends on failed (the message names the stage and the cause)."""
+
+
+@dataclass
+class Node:
+    stage: Stage
+    state: str = "waiting"  # waiting | deferred | running | done | failed | dropped
+    output: Any = None
+    error: BaseException | None = None
+    cached: bool = False
+    cost: StageCost | None = None  # measured when computed, or read back with a stored output
+    isolated: bool = False  # rerun alone after its process pool broke
+    future: concurrent.futures.Future[Any] | None = None
+    dependants: list[str] = field(default_factory=list)
+    event: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the engine has done so far (for progress lines)."""
+
+    total: int
+    done: int
+    cached: int
+    failed: int
+    in_flight: dict[str, int]  # model -> HTTP attempts on the wire (models/counts.py)
+    cpu_seconds: float
+    elapsed: float
+    queued: dict[str, int] = field(default_factory=dict)  # model -> waited for, not on the wire
+
+    @property
+    def finished(self) -> int:
+        return self.done + self.failed
+
+    def eta(self) -> float | None:
+        worked = self.finished - self.cached
+        left = self.total - self.finished
+        if worked <= 0 or left <= 0:
+            return None
+        return self.elapsed / worked * left
+
+
+def needed(failed: Node) -> StageFailed:
+    """The failure of a stage that needs the failed stage `failed`: its cause, and where."""
+    error = failed.error
+    assert error is not None
+    cause = str(error) if isinstance(error, DocevalError) else describe(error)
+    if isinstance(error, StageFailed):
+        return error  # already says which stage failed, and why
+    return StageFailed(f"{cause} (stage {failed.stage.label})")
+
+
+def describe(error: BaseException) -> str:
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__

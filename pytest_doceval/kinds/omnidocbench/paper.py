@@ -1,0 +1,70 @@
+"""The ``omnidocbench`` kind's paper table, in the layout of OmniDocBench's end-to-end
+leaderboard: Overall, Text Edit, Formula CDM, Table TEDS, Table TEDS-S, Read Order Edit, with its
+scales (edit distances as fractions to 3 decimals, TEDS and CDM ×100 to 2 decimals), from the
+report's ``omnidocbench`` analysis. CDM and Overall are "n/a" with a note saying why."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_doceval.paper import Cell, PaperTable
+
+# (column, leaderboard key, scale): None prints the fraction to 3 decimals, 100 a percentage
+# to 2 decimals, as OmniDocBench's leaderboard prints each.
+COLUMNS: tuple[tuple[str, str, int | None], ...] = (
+    ("Overall", "overall", 1),
+    ("Text Edit", "text_edit", None),
+    ("Formula CDM", "formula_cdm", 100),
+    ("Table TEDS", "table_teds", 100),
+    ("Table TEDS-S", "table_teds_s", 100),
+    ("Read Order Edit", "reading_order_edit", None),
+)
+
+
+_NOT_COMPUTED_NOTES = tuple(metric for _, metric, _ in COLUMNS if metric != "overall")
+
+
+def cell_text(numbers: Mapping[str, Any], metric: str, scale: int | None) -> str:
+    """One leaderboard number as OmniDocBench prints it, n/a when not computed."""
+    value = numbers.get(metric)
+    if not isinstance(value, int | float) or isinstance(value, bool) or math.isnan(value):
+        return "n/a"
+    return f"{value:.3f}" if scale is None else f"{value * scale:.2f}"
+
+
+def leaderboard_table(section: Mapping[str, Any]) -> list[PaperTable]:
+    boards = section.get("omnidocbench") or {}
+    if not isinstance(boards, Mapping) or not boards:
+        return []
+    systems = [s for s in section.get("systems") or [] if s in boards]
+    systems += sorted(s for s in boards if s not in systems)
+    table = PaperTable(
+        "End-to-end evaluation on OmniDocBench v1.6 pages",
+        ["Method", *[title for title, _, _ in COLUMNS], "Pages"],
+    )
+    short = []
+    for system in systems:
+        entry = boards[system]
+        numbers = entry.get("leaderboard") or {}
+        table.rows.append(
+            [
+                Cell(system),
+                *[Cell(cell_text(numbers, metric, scale)) for _, metric, scale in COLUMNS],
+                Cell(str(entry.get("pages", 0))),
+            ]
+        )
+        if entry.get("pages_not_scored"):
+            short.append(f"{system}: {entry['pages_not_scored']} page(s) not scored")
+    notes = [
+        "Text Edit and Read Order Edit: lower is better (the mean over pages of each page's "
+        "edits / max length); TEDS and TEDS-S: higher is better, x100. Scored as OmniDocBench "
+        f"v1.6 scores them ({section.get('scoring_id', '')}).",
+        # The suite's notes on what is not computed (formula_cdm and overall, ...): why n/a.
+        *[n for n in section.get("notes") or [] if str(n).startswith(_NOT_COMPUTED_NOTES)],
+    ]
+    if short:
+        notes.append("Over fewer pages than the suite has: " + "; ".join(short) + ".")
+    table.notes = notes
+    return [table]

@@ -1,0 +1,282 @@
+"""The ``omnidocbench`` kind: OmniDocBench v1.6's end-to-end evaluation as a pytest suite.
+
+Layout::
+
+    cases/<suite>/suite.toml
+    cases/<suite>/OmniDocBench.json                 the benchmark's annotation file
+    cases/<suite>/images/<page image>               its page images
+    cases/<suite>/outputs/<system>/<image stem>.md  a precomputed system (or .mmd)
+
+``[suite]`` keys: ``kind = "omnidocbench"``, ``annotations`` (the annotation file, relative to
+the suite folder or absolute; default ``OmniDocBench.json``), ``images`` (the folder of page
+images, likewise; default ``images``), ``systems`` (required: registered parsers, which read each
+page image as an engine stage, or folders ``outputs/<system>/`` of saved predictions).
+
+One test per (page, system): the case is the page image's name without its extension, labelled
+with the page's ``page_attribute`` (language, layout, data_source, special_issue). Its metrics
+are `scoring.score_page`'s, OmniDocBench's own per-page numbers; the report's ``omnidocbench``
+analysis gives `scoring.leaderboard` over the pages, overall and per page-attribute group.
+
+A registered parser's output is made only by its stage (`stages`); `evaluate` reads it from the
+engine and scores it, and a stage output that is not there is an error naming the page and the
+stage. CDM (and so ``overall``) is not computed: the suite's notes say so, never a 0.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pytest_doceval.config import SuiteSpec
+from pytest_doceval.engine import MISSING, Stage
+from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
+from pytest_doceval.files import output_digest, read_text
+from pytest_doceval.html.analysis import AnalysisRenderer
+from pytest_doceval.html.views import ViewRenderer
+from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, check_system_settings, system_list
+from pytest_doceval.kinds.omnidocbench import html
+from pytest_doceval.kinds.omnidocbench.paper import leaderboard_table
+from pytest_doceval.kinds.omnidocbench.scoring import (
+    NOT_COMPUTED,
+    SCORING_ID,
+    PageScore,
+    score_page,
+)
+from pytest_doceval.kinds.omnidocbench.suite_analysis import (
+    LeaderboardAnalysis,
+    counts_key,
+    row_counts,
+)
+from pytest_doceval.kinds.omnidocbench.suite_pages import (
+    Page,
+    find_prediction,
+    listed_attributes,
+    load_pages,
+    parse_page_image,
+    prediction_candidates,
+)
+from pytest_doceval.metrics.spec import SHARE, MetricSpec
+from pytest_doceval.paper import TableBuilder
+from pytest_doceval.results import CaseResult
+from pytest_doceval.store import file_digest
+from pytest_doceval.systems import Parser, SystemEnv
+from pytest_doceval.systems.staged import parse_stages
+
+OUTPUTS = "outputs"
+CDM_TOOLS = {"TeX Live": "pdflatex", "ImageMagick": "convert", "Ghostscript": "gs"}
+
+
+def _edit(what: str, metric: str) -> MetricSpec:
+    return MetricSpec(
+        "lower",
+        pooled=counts_key(metric),
+        bounds=SHARE,
+        description=f"{what}: OmniDocBench v1.6's per-page Σ edits / Σ max(len) over its blocks",
+    )
+
+
+def cdm_note() -> str:
+    """Why ``formula_cdm`` and ``overall`` are absent, naming what this machine lacks."""
+    missing = [name for name, tool in CDM_TOOLS.items() if shutil.which(tool) is None]
+    head = "formula_cdm and overall: not computed"
+    needs = "needs TeX Live, ImageMagick, Ghostscript"
+    if missing:
+        return f"{head} ({needs}; missing here: {', '.join(missing)})"
+    return f"{head} (CDM {needs}, and this package does not run it)"
+
+
+class OmniDocBenchSuite(Suite):
+    kind = "omnidocbench"
+    suite_keys = frozenset({"kind", "annotations", "images", "systems"})
+    metrics: ClassVar[Mapping[str, MetricSpec]] = {
+        "text_edit": _edit("Text Edit (text blocks)", "text_edit"),
+        "formula_edit": _edit("display formulas' edit distance", "formula_edit"),
+        "table_teds": MetricSpec(
+            "higher", bounds=SHARE, description="Table TEDS (its table normaliser and pairing)"
+        ),
+        "table_teds_s": MetricSpec(
+            "higher", bounds=SHARE, description="Table TEDS-S: table structure only"
+        ),
+        "reading_order_edit": _edit("Read Order Edit", "reading_order_edit"),
+    }
+    analyses = (LeaderboardAnalysis(),)
+    paper_tables: ClassVar[tuple[TableBuilder, ...]] = (leaderboard_table,)
+    html_views: ClassVar[Mapping[str, ViewRenderer]] = {"blocks": html.blocks}
+    html_analyses: ClassVar[Mapping[str, AnalysisRenderer]] = {"omnidocbench": html.leaderboard}
+
+    def __init__(self, spec: SuiteSpec, systems_env: SystemEnv) -> None:
+        super().__init__(spec, systems_env)
+        self.annotations = self._path("annotations", "OmniDocBench.json")
+        self.images = self._path("images", "images")
+        self.pages: dict[str, Page] = {p.case: p for p in load_pages(self.annotations, spec.file)}
+        self.systems = self._check_systems(spec.table.get("systems"))
+        self.parsers: dict[str, Parser] = {
+            name: systems_env.system(name) for name in self.systems if name in systems_env
+        }
+        self._digests: dict[Path, str] = {}
+
+    def _path(self, key: str, default: str) -> Path:
+        value = self.spec.table.get(key, default)
+        if not isinstance(value, str) or not value:
+            raise SuiteConfigError(f"{self.spec.file}: [suite] {key} must be a path (text)")
+        return self.spec.path / value  # an absolute value replaces the folder
+
+    def _check_systems(self, systems: object) -> list[str]:
+        file = self.spec.file
+        names = system_list(systems, file)
+        self._notes: list[str] = []
+        for name in names:
+            folder = self.spec.path / OUTPUTS / name
+            if name in self.systems_env:
+                if folder.is_dir():
+                    self._notes.append(
+                        f"{name} is a registered parser: it reads the page images itself, and "
+                        f"{OUTPUTS}/{name}/ is not read"
+                    )
+            elif not folder.is_dir():
+                raise SuiteConfigError(
+                    f"{file}: unknown system {name!r}: not a registered parser (known: "
+                    f"{', '.join(self.systems_env.registry.names())}) and no folder "
+                    f"{OUTPUTS}/{name}/ of predictions beside the suite"
+                )
+        check_system_settings(self.spec.system_settings, names, file)
+        return names
+
+    @property
+    def scoring_id(self) -> str:
+        """OmniDocBench's version and commit whose definitions the numbers follow."""
+        return SCORING_ID
+
+    def case_refs(self) -> list[CaseRef]:
+        return [
+            CaseRef(case, system, page.labels())
+            for case, page in sorted(self.pages.items())
+            for system in self.systems
+        ]
+
+    def system_names(self) -> list[str]:
+        return list(self.systems)
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "annotations": str(self.annotations),
+            "images": str(self.images),
+            "pages": len(self.pages),
+            "listed_attributes": listed_attributes(list(self.pages.values())),
+        }
+
+    def notes(self) -> list[str]:
+        """The systems' notes, then each metric the scoring does not give, with its reason."""
+        missing = [f"{metric}: {why}" for metric, why in NOT_COMPUTED.items()]
+        return [*self._notes, *missing, cdm_note()]
+
+    # -- one test ------------------------------------------------------------------------------
+
+    def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
+        page = self.pages[ref.case]
+        if ref.system in self.parsers:
+            prediction, fingerprint, key, source = self._parsed(ref, page, ctx)
+            empty = f"{ref.system} returned no text for {page.image}"
+        else:
+            prediction, fingerprint, source = self._saved(ref, page)
+            key, empty = None, f"{source} is empty"
+        notes = [] if prediction.strip() else [f"{empty}: scored as an empty page"]
+        try:
+            score = score_page(page.annotation, prediction)
+        except DocevalError as exc:
+            raise type(exc)(f"page {page.image} ({self.annotations.name}): {exc}") from None
+        return CaseResult(
+            suite=self.name,
+            case=ref.case,
+            system=ref.system,
+            metrics={m: float(v) for m, v in score.metrics.items()},
+            counts=row_counts(score),
+            details={"image": page.image, "page": page.index + 1, "prediction": str(source)},
+            views={"blocks": blocks_view(score)},
+            fingerprint=fingerprint,
+            cache_key=key,
+            notes=notes + [n for n in score.notes if n not in notes],
+        )
+
+    def _saved(self, ref: CaseRef, page: Page) -> tuple[str, dict[str, Any], Path]:
+        folder = self.spec.path / OUTPUTS / ref.system
+        path = find_prediction(folder, page.image)
+        if path is None:
+            tried = ", ".join(p.name for p in prediction_candidates(folder, page.image))
+            raise CaseInputError(
+                f"page {page.image}: missing prediction of {ref.system} in {folder} (tried {tried})"
+            )
+        text = read_text(path, "prediction")
+        fingerprint = {
+            "system": ref.system,
+            "kind": "precomputed",
+            "output_sha256": output_digest(text),
+        }
+        return text, fingerprint, path
+
+    def _parsed(
+        self, ref: CaseRef, page: Page, ctx: RunContext
+    ) -> tuple[str, dict[str, Any], str, Path]:
+        """The parser's output of the page image: its last stage's, from the engine."""
+        image = self._image(page)
+        stages = self._stages(ref.system, page, image)
+        last = stages[-1]
+        found = ctx.engine.output(last.key) if ctx.engine is not None else MISSING
+        if found is MISSING:
+            raise CaseInputError(
+                f"page {page.image}: the output of stage {last.label!r} is not in this run "
+                "(the stage was not planned; run the test through pytest --doceval)"
+            )
+        fingerprint = dict(last.fingerprint or {})
+        return str(found), fingerprint, last.key, image
+
+    def _image(self, page: Page) -> Path:
+        image = self.images / page.image
+        if not image.is_file():
+            raise CaseInputError(f"page {page.image}: missing page image {image}")
+        return image
+
+    def _stages(self, system: str, page: Page, image: Path) -> list[Stage]:
+        if image not in self._digests:
+            self._digests[image] = file_digest(image)
+        return parse_stages(
+            system,
+            lambda name: self.parsers.get(name) or self.systems_env.system(name),
+            input_digest=self._digests[image],
+            call=parse_page_image,
+            args=(image,),
+            what=f"page {page.image}",
+            case=page.case,
+        )
+
+    def stages(self, ref: CaseRef, ctx: RunContext) -> list[Stage]:
+        """A registered parser's reading of the page image (a two-stage system's model stage
+        after it); none for a precomputed system, or when the image is missing (the test
+        says so)."""
+        if ref.system not in self.parsers:
+            return []
+        page = self.pages[ref.case]
+        try:
+            return self._stages(ref.system, page, self._image(page))
+        except DocevalError:
+            return []
+
+
+def blocks_view(score: PageScore) -> dict[str, Any]:
+    """``blocks``: the page's blocks as matched (normalised texts, edit, reading order)."""
+    return {
+        "blocks": [
+            {
+                "category": b.category,
+                "truth": b.truth,
+                "prediction": b.prediction,
+                "edit": b.edit,
+                "max_len": b.max_len,
+                "order_truth": b.order_truth,
+                "order_prediction": b.order_prediction,
+            }
+            for b in score.blocks
+        ]
+    }

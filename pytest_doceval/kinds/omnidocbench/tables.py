@@ -1,0 +1,88 @@
+"""A page's tables, paired and scored as OmniDocBench v1.6 pairs and scores them.
+
+Pairing (the reference's ``match_gt2pred_simple`` on tables): every truth table (in reading
+order) and every predicted table (in `markdown_tables`' order) is read for matching as its
+normalised HTML when it contains ``<table`` (any case), else as written; the cost of a pair is
+their Levenshtein distance over the longer length (0 for two empty strings), and one Hungarian
+assignment (scipy's, as the reference) pairs them. A truth table left without a partner is
+scored against an empty prediction (TEDS 0); a predicted table left without one is dropped
+(it is no table of the truth's, and OmniDocBench does not score it).
+
+Each pair's TEDS and TEDS-S are `teds.teds_pair` of the two tables' normalised HTML (a side
+that does not normalise, e.g. a prediction with no ``<table``, is compared as written). The
+page's ``table_teds`` is the mean over its truth tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from rapidfuzz.distance import Levenshtein
+from scipy.optimize import linear_sum_assignment
+
+from pytest_doceval.kinds.omnidocbench.table_html import normalised_table_html
+from pytest_doceval.kinds.omnidocbench.teds import teds_pair
+
+
+@dataclass(frozen=True)
+class TablePair:
+    """One truth table and what it was paired with."""
+
+    truth: str  # normalised HTML (as written when it does not normalise)
+    prediction: str  # "" when no predicted table was paired
+    edit: int  # Levenshtein distance of the two as read for matching
+    max_len: int
+    teds: float
+    teds_s: float
+
+
+@dataclass(frozen=True)
+class _Read:
+    """One table as written, as read for matching and as read for TEDS (one normalisation)."""
+
+    matched: str
+    scored: str
+
+    @classmethod
+    def of(cls, text: str) -> _Read:
+        normalised = normalised_table_html(text)
+        return cls(normalised if "<table" in text.lower() else text, normalised or text)
+
+
+def _cost(a: str, b: str) -> float:
+    if not a and not b:
+        return 0.0
+    return Levenshtein.distance(a, b) / max(len(a), len(b))
+
+
+def _assignment(truth: Sequence[str], predicted: Sequence[str]) -> dict[int, int]:
+    if not predicted:
+        return {}
+    costs = np.array([[_cost(t, p) for p in predicted] for t in truth], dtype=np.float64)
+    rows, cols = linear_sum_assignment(costs)
+    return {int(r): int(c) for r, c in zip(rows, cols, strict=True)}
+
+
+def pair_tables(truth: Sequence[str], predicted: Sequence[str]) -> list[TablePair]:
+    """Pair the truth tables with the predicted ones and score each pair (module docstring)."""
+    truth_read = [_Read.of(t) for t in truth]
+    predicted_read = [_Read.of(p) for p in predicted]
+    partner = _assignment([t.matched for t in truth_read], [p.matched for p in predicted_read])
+    pairs = []
+    for i, t in enumerate(truth_read):
+        j = partner.get(i)
+        p = predicted_read[j] if j is not None else _Read("", "")
+        teds, teds_s = teds_pair(p.scored, t.scored)
+        pairs.append(
+            TablePair(
+                truth=t.scored,
+                prediction=p.scored,
+                edit=Levenshtein.distance(t.matched, p.matched),
+                max_len=max(len(t.matched), len(p.matched)),
+                teds=teds,
+                teds_s=teds_s,
+            )
+        )
+    return pairs

@@ -1,0 +1,232 @@
+"""The omnidocbench kind end to end, as a user runs it: OmniDocBench's 18 demo pages (from
+``../shared/peers``; skipped without it) with the model predictions it ships as a precomputed
+system, plain and under xdist; its rows against `score_page`, its analysis against `leaderboard`
+and the framework's summary against both; labels, views, the HTML and paper table; baselines and
+gates; bad input; and RapidOCR reading the 18 page images cold."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_doceval.cli import main as doceval
+from pytest_doceval.kinds.omnidocbench.scoring import (
+    PAGE_METRICS,
+    SCORING_ID,
+    PageScore,
+    leaderboard,
+    score_page,
+)
+from pytest_doceval.store import Store, stored_output
+from tests.conftest import read_report
+
+pytest_plugins = ["pytester"]
+
+DEMO = Path(__file__).resolve().parents[1].parent / "shared/peers/omnidocbench-v1.6/demo_data"
+ANNOTATIONS = DEMO / "omnidocbench_demo" / "OmniDocBench_demo.json"
+IMAGES = DEMO / "omnidocbench_demo" / "images"
+PREDICTIONS = DEMO / "end2end"
+pytestmark = pytest.mark.skipif(
+    not ANNOTATIONS.is_file(), reason="OmniDocBench's demo data (../shared/peers) is absent"
+)
+
+
+def demo_pages() -> list[dict[str, Any]]:
+    pages: list[dict[str, Any]] = json.loads(ANNOTATIONS.read_text(encoding="utf-8"))
+    return pages
+
+
+def stem(page: dict[str, Any]) -> str:
+    return Path(page["page_info"]["image_path"]).stem
+
+
+def write_demo_suite(root: Path, systems: list[str], extra: str = "") -> Path:
+    """The demo set as a suite: the benchmark's annotation file and images where they lie
+    (absolute paths), the shipped predictions as the precomputed system ``demo``."""
+    suite = root / "cases" / "odb"
+    (suite / "outputs").mkdir(parents=True, exist_ok=True)
+    if "demo" in systems:
+        shutil.copytree(PREDICTIONS, suite / "outputs" / "demo")
+    (suite / "suite.toml").write_text(
+        f'[suite]\nkind = "omnidocbench"\nannotations = "{ANNOTATIONS}"\n'
+        f'images = "{IMAGES}"\nsystems = {json.dumps(systems)}\n{extra}',
+        encoding="utf-8",
+    )
+    return suite
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyprojecttoml('[tool.doceval]\nsuites = ["cases"]\n')
+    return pytester
+
+
+def section(pytester: pytest.Pytester) -> dict[str, Any]:
+    report = read_report(pytester.path / "doceval-report.json")
+    return dict(report["suites"]["odb"])
+
+
+def expected_scores() -> dict[str, PageScore]:
+    return {
+        stem(p): score_page(p, (PREDICTIONS / f"{stem(p)}.md").read_text(encoding="utf-8"))
+        for p in demo_pages()
+    }
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_demo_pages_rows_equal_score_page_and_analysis_equals_leaderboard(
+    project: pytest.Pytester, workers: list[str]
+) -> None:
+    write_demo_suite(project.path, ["demo"])
+    result = project.runpytest("--doceval", *workers)
+    result.assert_outcomes(passed=18)
+    data = section(project)
+    assert data["kind"] == "omnidocbench" and data["scoring_id"] == SCORING_ID
+    assert any(n.startswith("formula_cdm and overall: not computed") for n in data["notes"])
+    rows = {r["case"]: r for r in data["results"]}
+    expected = expected_scores()
+    assert set(rows) == set(expected)
+    pages = {stem(p): p for p in demo_pages()}
+    for case, score in expected.items():
+        row = rows[case]
+        assert row["nodeid"] == f"cases/odb/suite.toml::{case}[demo]"
+        assert row["metrics"] == pytest.approx(dict(score.metrics), abs=1e-9), case
+        page_attribute = pages[case]["page_info"]["page_attribute"]
+        assert row["labels"]["language"] == page_attribute["language"]
+        assert row["labels"]["data_source"] == page_attribute["data_source"]
+        if page_attribute["special_issue"]:
+            assert row["labels"]["special_issue"] == ", ".join(page_attribute["special_issue"])
+        assert len(row["views"]["blocks"]["blocks"]) == len(score.blocks)
+    board = leaderboard(list(expected.values()))
+    assert board  # the demo pages have tables at least
+    analysis = data["omnidocbench"]["demo"]
+    assert analysis["pages"] == 18 and analysis["pages_not_scored"] == 0
+    assert analysis["leaderboard"] == pytest.approx(board, abs=1e-9)
+    # The framework's summary: the mean over pages of each metric is the leaderboard's number.
+    for metric, value in board.items():
+        assert data["aggregates"]["demo"][metric]["mean"] == pytest.approx(value, abs=1e-9)
+        assert data["aggregates"]["demo"][metric]["ci_low"] <= value
+    # A page-attribute group: the leaderboard of exactly its pages, computed here from the
+    # annotation file's own attributes.
+    attributes = {s: p["page_info"]["page_attribute"] for s, p in pages.items()}
+    english = [expected[s] for s, a in attributes.items() if a["language"] == "english"]
+    group = analysis["by_attribute"]["language: english"]
+    assert group["pages"] == len(english)
+    assert {k: v for k, v in group.items() if k != "pages"} == pytest.approx(
+        leaderboard(english), abs=1e-9
+    )
+    fuzzy = [expected[s] for s, a in attributes.items() if "fuzzy_scan" in a["special_issue"]]
+    assert analysis["by_attribute"]["fuzzy_scan"]["pages"] == len(fuzzy) == 2
+    assert not any("table" in g for g in analysis["by_attribute"] if ":" not in g)
+
+
+def test_report_html_paper_table_baselines_and_gates(project: pytest.Pytester) -> None:
+    suite = write_demo_suite(project.path, ["demo"], '\n[gates]\ntable_teds = "-1pp"\n')
+    with_tables = sum("table_teds" in s.metrics for s in expected_scores().values())
+    first = project.runpytest("--doceval")  # no baseline yet: every gated page fails
+    first.assert_outcomes(failed=18)
+    assert first.stdout.str().count("table_teds: no baseline for odb/") == with_tables
+    assert first.stdout.str().count("table_teds: gated in suite.toml but not measured") == (
+        18 - with_tables
+    )
+    project.runpytest("--doceval", "--doceval-update").assert_outcomes(passed=18)
+    assert (project.path / "baselines" / "odb.json").is_file()
+    html = (project.path / "doceval-report.html").read_text(encoding="utf-8")
+    assert "OmniDocBench v1.6 leaderboard numbers" in html
+    out = project.path / "tables.md"
+    report = str(project.path / "doceval-report.json")
+    assert doceval(["report", report, "--format", "markdown", "-o", str(out)]) == 0
+    tables = out.read_text(encoding="utf-8")
+    board = section(project)["omnidocbench"]["demo"]["leaderboard"]
+    assert "End-to-end evaluation on OmniDocBench v1.6 pages" in tables
+    assert "| demo | n/a |" in tables and f"{board['table_teds'] * 100:.2f}" in tables
+    # A page whose table got worse than its baseline fails its gate; the others pass.
+    page = "eastmoney_62b4149b1612ce28d20f26cd5c5b2e18f80b26fca6e4452e090376a2fe72eae3.pdf_0"
+    prediction = suite / "outputs" / "demo" / f"{page}.md"
+    before = prediction.read_text(encoding="utf-8")
+    prediction.write_text(before.replace("<td>", "<td>wrong "), encoding="utf-8")
+    truth = next(p for p in demo_pages() if stem(p) == page)
+    was = score_page(truth, before).metrics["table_teds"]
+    now = score_page(truth, prediction.read_text(encoding="utf-8")).metrics["table_teds"]
+    assert now < was - 0.01
+    result = project.runpytest("--doceval")
+    result.assert_outcomes(passed=17, failed=1)
+    out = result.stdout.str()
+    assert f"table_teds {now:.3f} < baseline {was:.3f} - 1pp (odb/{page}[demo])" in out
+    # Pages without tables have no table_teds today nor in the baseline: nothing to gate.
+    assert "not measured" not in out
+
+
+def test_bad_input_errors_name_the_page_and_the_run_goes_on(project: pytest.Pytester) -> None:
+    suite = write_demo_suite(project.path, ["demo", "rapidocr"])
+    shutil.copytree(suite / "outputs" / "demo", suite / "outputs" / "gappy")
+    pages = demo_pages()
+    missing, empty = stem(pages[0]), stem(pages[1])
+    (suite / "outputs" / "gappy" / f"{missing}.md").unlink()
+    (suite / "outputs" / "gappy" / f"{empty}.md").write_text("", encoding="utf-8")
+    images = project.path / "images"
+    images.mkdir()  # rapidocr finds no page image: every one of its tests errors
+    toml = (suite / "suite.toml").read_text(encoding="utf-8")
+    toml = toml.replace(f'images = "{IMAGES}"', 'images = "../../images"')
+    (suite / "suite.toml").write_text(toml.replace('"rapidocr"]', '"rapidocr", "gappy"]'))
+    broken = project.path / "cases" / "broken"
+    broken.mkdir()
+    (broken / "OmniDocBench.json").write_text('{"pages": []}', encoding="utf-8")
+    (broken / "suite.toml").write_text('[suite]\nkind = "omnidocbench"\nsystems = ["demo"]\n')
+    result = project.runpytest("--doceval", "-rfE")
+    result.assert_outcomes(passed=35, errors=19, failed=1)
+    out = result.stdout.str()
+    assert f"page {missing}.jpg: missing prediction of gappy" in out
+    assert f"page {empty}.jpg: missing page image" in out
+    assert "broken/OmniDocBench.json (annotations of" in out and "not a non-empty list" in out
+    rows = {(r["case"], r["system"]): r for r in section(project)["results"]}
+    assert any("is empty: scored as an empty page" in n for n in rows[(empty, "gappy")]["notes"])
+    assert rows[(empty, "gappy")]["outcome"] == "passed"
+    analysis = section(project)["omnidocbench"]
+    assert analysis["gappy"]["pages_not_scored"] == 1 and analysis["gappy"]["pages"] == 17
+    assert analysis["rapidocr"]["pages"] == 0 and analysis["rapidocr"]["pages_not_scored"] == 18
+
+
+def test_rapidocr_reads_page_images_as_stages_under_xdist(project: pytest.Pytester) -> None:
+    """The two smallest demo pages (516 x 729 pixels), cold under ``-n 2``, then cached."""
+    small = [p for p in demo_pages() if stem(p).startswith("notes_")]
+    assert len(small) == 2
+    annotations = project.path / "two.json"
+    annotations.write_text(json.dumps(small), encoding="utf-8")
+    suite = write_demo_suite(project.path, ["rapidocr"])
+    toml = (suite / "suite.toml").read_text(encoding="utf-8")
+    (suite / "suite.toml").write_text(toml.replace(str(ANNOTATIONS), str(annotations)))
+    cold = project.runpytest("--doceval", "-n", "2")
+    cold.assert_outcomes(passed=2)
+    cold.stdout.fnmatch_lines(["doceval: 2/2 stages (0 from the cache, 0 failed)*"])
+    first = {r["case"]: r for r in section(project)["results"]}
+    warm = project.runpytest("--doceval", "-n", "2")
+    warm.assert_outcomes(passed=2)
+    warm.stdout.fnmatch_lines(["doceval: 2/2 stages (2 from the cache, 0 failed)*"])
+    again = {r["case"]: r for r in section(project)["results"]}
+    store = Store(project.path / ".doceval-cache")
+    for case, row in first.items():
+        assert row["cache_key"] and row["cache_key"] == again[case]["cache_key"]
+        assert row["metrics"] == again[case]["metrics"]
+        text = stored_output(store, row["cache_key"])
+        assert text and text.strip(), case  # RapidOCR read the page's text, kept by its key
+
+
+@pytest.mark.slow
+def test_rapidocr_reads_the_18_demo_page_images_cold(project: pytest.Pytester) -> None:
+    write_demo_suite(project.path, ["rapidocr"])
+    result = project.runpytest("--doceval", "--doceval-no-cache")
+    result.assert_outcomes(passed=18)
+    data = section(project)
+    rows = data["results"]
+    assert all(r["fingerprint"]["system"] == "rapidocr" and r["cache_key"] for r in rows)
+    images = {stem(p): p["page_info"]["image_path"] for p in demo_pages()}
+    for row in rows:
+        assert row["details"]["prediction"] == str(IMAGES / images[row["case"]])
+        assert set(row["metrics"]) <= set(PAGE_METRICS)
+    # OCR text has no markup tables: the pages with truth tables score their TEDS as misses.
+    assert data["omnidocbench"]["rapidocr"]["pages"] == 18
