@@ -329,3 +329,23 @@ def test_a_warm_run_loads_no_heavy_model(pytester: pytest.Pytester) -> None:
 
     assert "kiwipiepy" in heavy_after_run()  # scored: Kiwi tokenised the Korean
     assert heavy_after_run() == []
+
+
+def test_a_file_the_suite_names_outside_its_folder_is_an_input(pytester: pytest.Pytester) -> None:
+    """A kind may read a file its ``[suite]`` table names elsewhere (an annotations file of a
+    benchmark kept outside the project): it is hashed too."""
+    suite = _project(pytester.path)
+    shared = pytester.path / "shared-notes.txt"
+    shared.write_text("v1")
+    toml = suite / "suite.toml"
+    toml.write_text(
+        toml.read_text().replace("[suite]\n", '[suite]\nnotes = "../../shared-notes.txt"\n')
+    )
+    conftest = pytester.path / "conftest.py"
+    conftest.write_text(
+        conftest.read_text().replace('frozenset({"systems"})', 'frozenset({"systems", "notes"})')
+    )
+    assert _run(pytester) == ALL
+    assert _run(pytester) == []
+    shared.write_text("v2")
+    assert _run(pytester) == ALL

@@ -90,12 +90,25 @@ class SuiteFiles:
     """The digests of a suite folder's files, each file hashed once, grouped as the key's rule
     says: the files of each case's own folder, and the rest (shared by every case)."""
 
-    def __init__(self, folder: Path, cases: Iterable[str], *, skip: Iterable[Path] = ()) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        cases: Iterable[str],
+        *,
+        skip: Iterable[Path] = (),
+        outside: Iterable[Path] = (),
+    ) -> None:
         self.folder = folder
         skipped = [p.resolve() for p in skip]
         case_dirs = {c for c in cases if "/" not in c and (folder / c).is_dir()}
         self._own: dict[str, list[tuple[str, str]]] = {c: [] for c in case_dirs}
-        self._shared: list[tuple[str, str]] = []
+        # Files or folders the suite names outside its folder (an annotations file elsewhere)
+        # are inputs of every case.
+        self._shared: list[tuple[str, str]] = [
+            (f"{path}/{relative}", file_digest(file))
+            for path in outside
+            for relative, file in (_files(path) if path.is_dir() else [("", path)])
+        ]
         for relative, path in _files(folder):
             if skipped and _within(path.resolve(), skipped):
                 continue
@@ -222,6 +235,24 @@ def project_settings(pyproject: Path) -> Any:
     return data.get("tool", {}).get("doceval")
 
 
+def named_outside(suite: Suite) -> list[Path]:
+    """The existing files and folders that the suite's ``[suite]`` table names (as a path
+    from the suite's folder, or absolute) outside the suite's folder."""
+    folder = suite.spec.path.resolve()
+    found: list[Path] = []
+    for value in suite.spec.table.values():
+        if not isinstance(value, str) or not value or "\n" in value:
+            continue
+        try:
+            path = (suite.spec.path / value).resolve()
+            exists = path.exists()
+        except (OSError, ValueError):
+            continue
+        if exists and path != folder and folder not in path.parents:
+            found.append(path)
+    return sorted(set(found))
+
+
 class ScoreCache:
     """Stored results of this run's store, and the key each test's result is kept under."""
 
@@ -295,7 +326,9 @@ class ScoreCache:
         folder = suite.spec.path
         if folder not in self._suite_files:
             cases = [ref.case for ref in suite.case_refs()]
-            self._suite_files[folder] = SuiteFiles(folder, cases, skip=self.not_inputs)
+            self._suite_files[folder] = SuiteFiles(
+                folder, cases, skip=self.not_inputs, outside=named_outside(suite)
+            )
         return self._suite_files[folder]
 
     def _project_digest(self) -> str:
