@@ -308,8 +308,12 @@ class ScoreCache:
         )
 
     def has(self, key: str | None) -> bool:
-        """Whether a readable result is stored under `key` (it is decoded to know)."""
-        return key is not None and self.store.get(key, RESULT) is not None
+        """Whether a result is stored under `key`, as far as its file says (`get` then reads
+        and checks it: a corrupt one is scored, with what its scoring stages would have given
+        computed in the test itself)."""
+        if key is None or not self.store.reads or self.store.directory is None:
+            return False
+        return self.store.entry_path(key, RESULT).is_file()
 
     def get(self, key: str | None) -> CaseResult | None:
         found = None if key is None else self.store.get(key, RESULT)
