@@ -60,7 +60,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--doceval-cache",
         choices=("off", "read", "write", "rw"),
         default=None,
-        help="the store of outputs, model responses and embeddings: off, read (use, never "
+        help="the store of outputs, model responses, embeddings and results: off, read (use, never "
         "store), write (recompute and store) or rw (default)",
     )
     group.addoption(

@@ -24,6 +24,7 @@ from pytest_doceval.run.case_gates import SuiteBaselines, case_gate_failures
 from pytest_doceval.run.catalog import SuiteCatalog
 from pytest_doceval.run.controller import Controller
 from pytest_doceval.run.progress import summary_line
+from pytest_doceval.run.score_cache import ScoreCache
 from pytest_doceval.run.stage_run import StageRun
 from pytest_doceval.store import Store
 
@@ -81,6 +82,17 @@ class DocevalSession:
             root=root,
             invoked_in=Path(config.invocation_params.dir),
         )
+        # A result whose inputs, outputs and scoring code are unchanged is read, not scored.
+        self.scores = ScoreCache(
+            self.cache,
+            root,
+            not_inputs=[
+                root / project.baselines,
+                *([options.cache_dir] if options.cache_dir else []),
+                options.json_path,
+                *([options.html_path] if options.html_path else []),
+            ],
+        )
         # A shard run balances its cases by the durations of the last whole run (or none).
         self.shard_durations = (
             shards.load_durations(options.shard_durations) if options.shard else {}
@@ -93,6 +105,7 @@ class DocevalSession:
             models=self.models,
             suite=self.catalog.suite,
         )
+        self.stages.result_stored = self._result_stored
 
     # -- suites and baselines -----------------------------------------------------------------
 
@@ -125,16 +138,33 @@ class DocevalSession:
         baseline = self.baselines.comparable(suite)
         previous = baseline.cache_key(ref.key) if baseline is not None else None
         metrics = baseline.metrics(ref.key) if baseline is not None else None
-        ctx = RunContext(
-            self.cache, previous_cache_key=previous, baseline=metrics, engine=self.stages.engine
-        )
-        result = suite.evaluate(ref, ctx)
+        key = self._score_key(suite, ref, self.stages.output_keys(nodeid))
+        result = self.scores.get(key)
+        if result is None:
+            ctx = RunContext(
+                self.cache, previous_cache_key=previous, baseline=metrics, engine=self.stages.engine
+            )
+            result = suite.evaluate(ref, ctx)
+            for metric in result.metrics:
+                suite.metric_spec(metric)  # a kind must declare what it measures
+            self.scores.put(key, result)
         cost = self.stages.cost(nodeid)
         if cost is not None:
             result.metrics.update(cost.metrics())
-        for metric in result.metrics:
-            suite.metric_spec(metric)  # a kind must declare what it measures
         return result
+
+    def _score_key(self, suite: Suite, ref: CaseRef, stage_keys: list[str] | None) -> str | None:
+        baseline = self.baselines.comparable(suite)
+        return self.scores.key(
+            suite,
+            ref,
+            stage_keys=stage_keys,
+            previous_cache_key=baseline.cache_key(ref.key) if baseline is not None else None,
+            baseline=baseline.metrics(ref.key) if baseline is not None else None,
+        )
+
+    def _result_stored(self, suite: Suite, ref: CaseRef, stage_keys: list[str]) -> bool:
+        return self.scores.has(self._score_key(suite, ref, stage_keys))
 
     def gate_failures_for(self, suite: Suite, result: CaseResult) -> list[str]:
         return case_gate_failures(suite, result, self.baselines, updating=self.options.update)

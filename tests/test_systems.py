@@ -9,7 +9,7 @@ import pytest
 
 from pytest_doceval.errors import CaseInputError
 from pytest_doceval.systems.pdf import open_pdf
-from pytest_doceval.systems.pymupdf_text import _TEXT_FLAGS, PyMuPDFText
+from pytest_doceval.systems.pymupdf_text import PyMuPDFText, text_flags
 from tests.conftest import make_pdf
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
@@ -18,7 +18,7 @@ SCAN = CASES / "scans" / "allotment-water"
 
 
 def test_pymupdf_expands_ligatures() -> None:
-    assert not _TEXT_FLAGS & pymupdf.TEXT_PRESERVE_LIGATURES
+    assert not text_flags() & pymupdf.TEXT_PRESERVE_LIGATURES
 
 
 def test_pymupdf_text_pages_in_order(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from pytest_doceval.run.progress import LIVE_EVERY, Progress, Totals, progress_e
 from pytest_doceval.run.terminal_lines import TerminalLines, TerminalTurns, terminal_lines
 
 if TYPE_CHECKING:
-    from pytest_doceval.engine import Engine, Snapshot
+    from pytest_doceval.engine import Engine, Snapshot, Stage
     from pytest_doceval.metrics.cost import StageCost
     from pytest_doceval.models.runtime import ModelRuntime
     from pytest_doceval.run.worker_progress import Gatherer, Publisher, WorkerState
@@ -49,6 +49,10 @@ class StageRun:
         self.engine: Engine | None = None
         self.totals = Totals()
         self._stage_keys: dict[str, list[str]] = {}  # node id -> the keys its test waits for
+        self._output_keys: dict[str, list[str]] = {}  # node id -> every key its stages declare
+        # Whether a test's result is stored (suite, ref, its stages' keys): the session's
+        # score cache. Such a test needs none of its scoring stages.
+        self.result_stored: Callable[[Suite, CaseRef, list[str]], bool] | None = None
         self._progress: Progress | None = None
         self.progress_every = progress_every()
         self._lines = terminal_lines(config)
@@ -80,9 +84,16 @@ class StageRun:
             if not isinstance(ref, CaseRef) or item.nodeid in self._stage_keys:
                 continue
             try:
-                stages = self.suite(item.path).stages(ref, RunContext(self.store))
+                suite = self.suite(item.path)
+                stages: Sequence[Stage] = suite.stages(ref, RunContext(self.store))
             except DocevalError:
                 stages = ()
+            keys = [stage.key for stage in stages]
+            self._output_keys[item.nodeid] = keys
+            if stages and self.result_stored is not None and self.result_stored(suite, ref, keys):
+                # Its result is read, not scored: what only scoring needs (embeddings for a
+                # metric) is not computed; the stages making the output still report its cost.
+                stages = [stage for stage in stages if not stage.scoring]
             self._stage_keys[item.nodeid] = []
             if stages:
                 self._stage_keys[item.nodeid] = self._engine().add(stages)
@@ -130,6 +141,10 @@ class StageRun:
         progress = self.progress()
         while not self.engine.wait(keys, timeout=max(0.05, progress.until_due())):
             progress.tick(self.engine.snapshot())
+
+    def output_keys(self, nodeid: str) -> list[str] | None:
+        """The keys of every stage test `nodeid` declared (None: it was not planned)."""
+        return self._output_keys.get(nodeid)
 
     def cost(self, nodeid: str) -> StageCost | None:
         """What the stages of test `nodeid` cost to compute (None: it has none)."""

@@ -66,19 +66,27 @@ def t_mde(
 ) -> float:
     """The smallest mean difference the paired t test detects with `power` (metric units);
     NaN for fewer than two cases or an undefined spread, 0 for no spread at all."""
-    from scipy import optimize
-
     if n < 2 or not math.isfinite(sd):
         return NAN
     if sd == 0:
         return 0.0
+    return t_effect(n, alpha, alternative, power) * sd
+
+
+@functools.lru_cache(maxsize=4096)
+def t_effect(n: int, alpha: float, alternative: Alternative, power: float) -> float:
+    """The standardised effect the paired t test detects with `power`: it depends on n and
+    the level only, so a report's hundreds of comparisons solve it once per n (each solve is
+    dozens of noncentral t evaluations)."""
+    from scipy import optimize
+
     high = 1.0
     while t_power(high, n, alpha, alternative) < power:
         high *= 2
     effect = optimize.brentq(
         lambda d: t_power(d, n, alpha, alternative) - power, 0.0, high, xtol=1e-10
     )
-    return float(effect) * sd
+    return float(effect)
 
 
 @functools.lru_cache(maxsize=64)
@@ -112,6 +120,7 @@ def mcnemar_power(n: int, discordant: float, change: float, alpha: float) -> flo
     return float(np.sum(sps.binom.pmf(d, n, discordant) * reject))
 
 
+@functools.lru_cache(maxsize=4096)  # a share of n pairs: few distinct values in a report
 def mcnemar_mde(n: int, discordant: float, alpha: float, *, power: float = POWER) -> float:
     """The smallest change p10 - p01 the exact McNemar test detects with `power` at a fixed
     discordant share; infinity when none can (too few pairs or discordances)."""

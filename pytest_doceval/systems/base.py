@@ -12,6 +12,7 @@ built system (stage 1 of a two-stage parser), a configured model or the suite's 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from importlib.metadata import version
 from pathlib import Path
@@ -92,6 +93,13 @@ def run_system(system: str, what: object, call: Callable[[], object]) -> str:
     return text
 
 
+@functools.cache
+def installed_version(package: str) -> str:
+    """`package`'s installed version, looked up once per process: every test's stages ask
+    for their system's fingerprint, and each lookup reads the package's metadata."""
+    return version(package)
+
+
 class BuiltinParser:
     """Settings and fingerprint boilerplate for parsers, in one place.
 
@@ -142,6 +150,6 @@ class BuiltinParser:
         return {
             "system": self.name,
             "revision": self.revision,
-            **{package: version(package) for package in self.packages},
+            **{package: installed_version(package) for package in self.packages},
             **self.settings,
         }

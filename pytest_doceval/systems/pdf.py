@@ -10,14 +10,22 @@ such a document or score it with a visible note.
 from __future__ import annotations
 
 from pathlib import Path
-
-import pymupdf
+from typing import TYPE_CHECKING
 
 from pytest_doceval.errors import CaseInputError
+
+if TYPE_CHECKING:
+    import pymupdf
+
+# PyMuPDF is imported where a PDF is opened, never at import: with ``pymupdf_layout``
+# installed, ``import pymupdf`` loads its layout models (about a second), which a run whose
+# outputs and results are all stored never needs.
 
 
 def _warnings() -> str:
     """MuPDF's warnings since the last call, on one line (they are global to the process)."""
+    import pymupdf
+
     text = str(pymupdf.TOOLS.mupdf_warnings(reset=True) or "")
     return "; ".join(line.strip() for line in text.splitlines() if line.strip())
 
@@ -28,6 +36,8 @@ def _repair_words(warnings: str) -> str:
 
 def open_pdf(path: Path) -> pymupdf.Document:
     """Open `path`, refusing missing, corrupt, encrypted and zero-page documents clearly."""
+    import pymupdf
+
     if not path.is_file():
         raise CaseInputError(f"{path}: file not found")
     _warnings()  # forget what earlier documents logged

