@@ -306,3 +306,31 @@ def test_a_broken_suite_toml_is_one_error_item(pytester: pytest.Pytester) -> Non
     result = pytester.runpytest("--doceval")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*unknown track 'D'*"])
+
+
+def test_robust_v1_follows_self_corrections_in_a_run(pytester: pytest.Pytester) -> None:
+    """Issue 26's three outputs, saved and scored by a plain run: the later, corrected answer
+    is the one scored; two answers it cannot order are a parse failure, never a guess."""
+    use_server(pytester, None)
+    outputs = {
+        "kr-01": "정답은 1번이 아니라 3번입니다.",  # "not 1 but 3": key 3
+        "kr-02": "I choose option 2, no wait, option 1.",  # key 1
+        "kr-03": "Final answer: 1\nActually, the answer is 2.",  # key 2
+        "ca-01": "Final answer: 4",
+        "ca-02": "It is 2 or 3.",  # two candidates, no order: a parse failure
+        "ca-03": "Final answer: 5",
+    }
+    saved = [{"id": qid, "output": text} for qid, text in outputs.items()]
+    write_exam(
+        pytester.path,
+        models=["closed"],
+        tracks=["A"],
+        extra='answer_parser = "robust-v1"\n',
+        outputs={"closed-A": saved},
+    )
+    pytester.runpytest("--doceval").assert_outcomes(passed=6)
+    rows = rows_of(section(pytester), "closed-A")
+    parsed = {qid: row["views"]["answer"]["parsed"] for qid, row in rows.items()}
+    assert parsed == {"kr-01": 3, "kr-02": 1, "kr-03": 2, "ca-01": 4, "ca-02": None, "ca-03": 5}
+    assert rows["ca-02"]["metrics"] == {"correct": 0.0, "parse_failure": 1.0}
+    assert all(rows[q]["metrics"]["correct"] == 1.0 for q in parsed if q != "ca-02")
