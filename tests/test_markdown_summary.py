@@ -4,20 +4,17 @@ reader and read back as text, tables and links; the worst case is found again fr
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pandoc_support import needs_pandoc, pandoc_html
 
 from pytest_doceval.cli import main as doceval
 from pytest_doceval.report.markdown import cell
 from tests.conftest import read_report, write_suite
 
-PANDOC = shutil.which("pandoc")
-needs_pandoc = pytest.mark.skipif(PANDOC is None, reason="pandoc is not installed")
 LINK = "https://ci.example/run/7/doceval-report.html"
 WORDS = "tidal storage moves water between two basins and returns it after sunset".split()
 
@@ -68,15 +65,7 @@ class Page(HTMLParser):
 
 
 def render(markdown: str) -> Page:
-    assert PANDOC is not None
-    html = subprocess.run(
-        [PANDOC, "-f", "gfm", "-t", "html"],
-        input=markdown,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    html = pandoc_html(markdown, "-f", "gfm", "-t", "html")
     page = Page()
     page.feed(html)
     return page

@@ -6,21 +6,19 @@ cleanly without pandoc."""
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pandoc_support import needs_pandoc, pandoc_html
 
 from pytest_doceval.kinds.documents.table_trees import read_tables
 from pytest_doceval.kinds.documents.tables import score_tables
 
 lxml_html = pytest.importorskip("lxml.html")
 
-PANDOC = shutil.which("pandoc")
-pytestmark = pytest.mark.skipif(PANDOC is None, reason="pandoc is not installed")
+pytestmark = needs_pandoc
 
 CORPUS = Path(__file__).resolve().parent / "data" / "pandoc_tables.md"
 STRUCTURE_ONLY = "(structure only)"  # pandoc renders maths; we keep "$x$" as the cell's text
@@ -37,22 +35,9 @@ def _snippets() -> list[tuple[str, str]]:
     return [(name, body) for name, _, body in (c.partition("\n") for c in chunks)]
 
 
-def _pandoc_html(markdown: str) -> str:
-    assert PANDOC is not None
-    done = subprocess.run(
-        [PANDOC, "-f", "markdown", "-t", "html"],
-        input=markdown,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    return done.stdout
-
-
 def pandoc_tables(markdown: str) -> list[Shape]:
     """The top-level tables of pandoc's HTML, read with lxml (not our reader)."""
-    html = _pandoc_html(markdown)
+    html = pandoc_html(markdown)
     if "<table" not in html:
         return []
     root = lxml_html.fromstring(f"<div>{html}</div>")
@@ -122,7 +107,7 @@ def test_shipped_headerless_truth_has_no_thead() -> None:
 def test_pandocs_html_of_a_shipped_truth_is_a_perfect_output(case: str) -> None:
     # Issue 26: the HTML pandoc writes of unruled-ledger's truth scored table_teds 0.636.
     markdown = (TABLE_CASES / case / "truth.md").read_text("utf-8")
-    score = score_tables(markdown, _pandoc_html(markdown))
+    score = score_tables(markdown, pandoc_html(markdown))
     assert score.metrics == {"table_teds": 1.0, "table_teds_s": 1.0}
     assert score.notes == []
 

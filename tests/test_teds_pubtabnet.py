@@ -5,14 +5,13 @@ on markdown tables through pandoc's HTML."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections import deque
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pandoc_support import needs_pandoc, pandoc_html
 
 from pytest_doceval.kinds.documents.table_trees import read_tables
 from pytest_doceval.kinds.documents.tables import score_tables
@@ -279,16 +278,9 @@ def test_generated_html_tables_equal_the_reference(truth: str, output: str) -> N
 
 # ------------------------------------------------ markdown tables: pandoc's HTML
 
-PANDOC = shutil.which("pandoc")
-needs_pandoc = pytest.mark.skipif(PANDOC is None, reason="pandoc is not installed")
-
 
 def pandoc_table(markdown: str) -> str:
-    assert PANDOC is not None
-    done = subprocess.run(
-        [PANDOC, *PANDOC_HTML], input=markdown, capture_output=True, text=True, check=True
-    )
-    return done.stdout
+    return pandoc_html(markdown, *PANDOC_HTML)
 
 
 @needs_pandoc
