@@ -27,6 +27,7 @@ from typing import Any
 
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.errors import DocevalError
+from pytest_doceval.rows import flag_reasons as rows_flag_reasons
 
 DAGGER = "†"
 FORMATS = ("latex", "markdown")
@@ -141,15 +142,10 @@ def points(value: Any, digits: int = 1) -> str:
 def flag_reasons(
     rows: Iterable[Mapping[str, Any]], metric: str, system: str | None = None
 ) -> list[str]:
-    """The distinct reasons rows (of `system`, if given) give for flagging `metric`."""
-    reasons: dict[str, None] = {}
-    for row in rows:
-        if system is not None and row.get("system") != system:
-            continue
-        flags = row.get("flags") or {}
-        for reason in flags.get(metric, []) if isinstance(flags, Mapping) else []:
-            reasons.setdefault(str(reason))
-    return list(reasons)
+    """The distinct reasons measured rows (of `system`, if given) give for flagging `metric`
+    (`rows.flag_reasons`, the one reading of a row's flags, without the counts)."""
+    by_system = rows_flag_reasons(rows, metric, None if system is None else [system])
+    return list(dict.fromkeys(r for reasons in by_system.values() for r in reasons))
 
 
 def flag_note(flagged: Mapping[str, Sequence[str]]) -> list[str]:
