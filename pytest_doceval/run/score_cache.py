@@ -97,6 +97,7 @@ class SuiteFiles:
         *,
         skip: Iterable[Path] = (),
         outside: Iterable[Path] = (),
+        suite_file: Path | None = None,
     ) -> None:
         self.folder = folder
         skipped = [p.resolve() for p in skip]
@@ -116,6 +117,8 @@ class SuiteFiles:
             top = relative.split("/", 1)[0]
             owner = self._own.get(top) if "/" in relative else None
             (self._shared if owner is None else owner).append(entry)
+        # suite.toml's bytes, read once per run, not once per test and again at its scoring.
+        self.suite_toml = file_digest(suite_file or folder / "suite.toml")
         self._shared_digest = _digest(self._shared)
         self._all_digest = _digest(
             sorted(self._shared + [e for v in self._own.values() for e in v])
@@ -284,8 +287,8 @@ class ScoreCache:
             return None
         code = scoring_code_digest(type(suite))
         try:
-            suite_toml = file_digest(suite.spec.file)
-            inputs = self._files(suite).digest(ref.case)
+            files = self._files(suite)
+            suite_toml, inputs = files.suite_toml, files.digest(ref.case)
         except OSError:
             return None
         if code is None:
@@ -331,7 +334,11 @@ class ScoreCache:
         if folder not in self._suite_files:
             cases = [ref.case for ref in suite.case_refs()]
             self._suite_files[folder] = SuiteFiles(
-                folder, cases, skip=self.not_inputs, outside=named_outside(suite)
+                folder,
+                cases,
+                skip=self.not_inputs,
+                outside=named_outside(suite),
+                suite_file=suite.spec.file,
             )
         return self._suite_files[folder]
 
