@@ -133,9 +133,8 @@ def test_takes_over_the_claim_of_a_dead_owner(model_server: ModelServer, tmp_pat
     request = ask(config, "owner crashed")
     hold_claim(Store(tmp_path), request.cache_key(), host=HOST, pid=dead_pid())
     with make_hub(config, tmp_path) as hub:
-        start = time.perf_counter()
+        # Within the call's 10 s, so not waiting 30 s for the heartbeat to go stale.
         assert hub.complete_sync(request, timeout=10).source == "model"
-    assert time.perf_counter() - start < 10  # not waiting 30 s for the heartbeat to go stale
     assert model_server.count(request.body()) == 1
     assert not Store(tmp_path).claim_path(request.cache_key()).exists()
 
@@ -147,7 +146,7 @@ def test_takes_over_a_claim_without_heartbeat(model_server: ModelServer, tmp_pat
     with make_hub(config, tmp_path, stale_after=0.3) as hub:
         start = time.perf_counter()
         assert hub.complete_sync(request, timeout=10).source == "model"
-    assert 0.3 <= time.perf_counter() - start < 10
+    assert time.perf_counter() - start >= 0.3  # it waited for the claim to go stale
     assert model_server.count(request.body()) == 1
 
 
@@ -164,13 +163,11 @@ def test_waiting_for_a_live_peer_is_bounded(model_server: ModelServer, tmp_path:
     thread = threading.Thread(target=heartbeat)
     thread.start()
     try:
-        with make_hub(config, tmp_path, stale_after=0.5) as hub:
-            start = time.perf_counter()
-            with pytest.raises(
-                ModelError, match=r"case 'c9': waited .* for pid 1 on other-machine"
-            ):
-                hub.complete_sync(request, timeout=10)
-            assert time.perf_counter() - start < 10
+        with (
+            make_hub(config, tmp_path, stale_after=0.5) as hub,
+            pytest.raises(ModelError, match=r"case 'c9': waited .* for pid 1 on other-machine"),
+        ):
+            hub.complete_sync(request, timeout=10)  # the peer's wait, not the call's
     finally:
         stop.set()
         thread.join()
