@@ -265,8 +265,6 @@ class ScoreCache:
         self.not_inputs = tuple(not_inputs)  # reports, baselines, the store: never inputs
         self._suite_files: dict[Path, SuiteFiles] = {}
         self._project: str | None = None
-        self.reused = 0
-        self.scored = 0
 
     @property
     def enabled(self) -> bool:
@@ -319,13 +317,9 @@ class ScoreCache:
         return self.store.entry_path(key, RESULT).is_file()
 
     def get(self, key: str | None) -> CaseResult | None:
-        found = None if key is None else self.store.get(key, RESULT)
-        if found is not None:
-            self.reused += 1
-        return found
+        return None if key is None else self.store.get(key, RESULT)
 
     def put(self, key: str | None, result: CaseResult) -> None:
-        self.scored += 1
         if key is not None:
             self.store.put(key, result, RESULT, {"suite": result.suite, "row": result.key})
 
