@@ -45,7 +45,14 @@ from pytest_doceval.engine import Stage
 from pytest_doceval.errors import DocevalError, SuiteConfigError, SystemUnavailable
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
-from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, check_system_settings, system_list
+from pytest_doceval.kinds.base import (
+    CaseRef,
+    RunContext,
+    Suite,
+    check_system_settings,
+    registered_or_saved,
+    system_list,
+)
 from pytest_doceval.kinds.facts import (
     Fact,
     FactError,
@@ -120,19 +127,16 @@ class FactsSuite(Suite):
         for name in systems:
             if name == PDF_DIR or any(ch in name for ch in "[]/\\ "):
                 raise SuiteConfigError(f"{file}: {name!r} cannot be a system name")
-            folder = self.spec.path / name
-            if name in self.systems_env:
-                if folder.is_dir():
-                    self._notes.append(
-                        f"{name} is a registered parser: it parses the pages itself, and the "
-                        f"folder {name}/ beside the suite is not read"
-                    )
-            elif not folder.is_dir():
-                raise SuiteConfigError(
-                    f"{file}: unknown system {name!r}: not a registered parser (known: "
-                    f"{', '.join(self.systems_env.registry.names())}) and no folder {name}/ of "
-                    "precomputed outputs beside the suite"
-                )
+            note = registered_or_saved(
+                self.systems_env,
+                name,
+                self.spec.path / name,
+                f"{name}/",
+                file,
+                reads="parses the pages",
+            )
+            if note:
+                self._notes.append(note)
         check_system_settings(self.spec.system_settings, systems, file)
         return list(systems)
 

@@ -35,7 +35,14 @@ from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
 from pytest_doceval.files import output_digest, read_text
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
-from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, check_system_settings, system_list
+from pytest_doceval.kinds.base import (
+    CaseRef,
+    RunContext,
+    Suite,
+    check_system_settings,
+    registered_or_saved,
+    system_list,
+)
 from pytest_doceval.kinds.omnidocbench import html
 from pytest_doceval.kinds.omnidocbench.paper import leaderboard_table
 from pytest_doceval.kinds.omnidocbench.scoring import (
@@ -128,19 +135,16 @@ class OmniDocBenchSuite(Suite):
         names = system_list(systems, file)
         self._notes: list[str] = []
         for name in names:
-            folder = self.spec.path / OUTPUTS / name
-            if name in self.systems_env:
-                if folder.is_dir():
-                    self._notes.append(
-                        f"{name} is a registered parser: it reads the page images itself, and "
-                        f"{OUTPUTS}/{name}/ is not read"
-                    )
-            elif not folder.is_dir():
-                raise SuiteConfigError(
-                    f"{file}: unknown system {name!r}: not a registered parser (known: "
-                    f"{', '.join(self.systems_env.registry.names())}) and no folder "
-                    f"{OUTPUTS}/{name}/ of predictions beside the suite"
-                )
+            note = registered_or_saved(
+                self.systems_env,
+                name,
+                self.spec.path / OUTPUTS / name,
+                f"{OUTPUTS}/{name}/",
+                file,
+                reads="reads the page images",
+            )
+            if note:
+                self._notes.append(note)
         check_system_settings(self.spec.system_settings, names, file)
         return names
 
