@@ -72,25 +72,18 @@ def _import_before_any_pytester_run() -> None:
         "multiprocessing.synchronize",
         "multiprocessing.forkserver",
         "concurrent.futures.process",
-        "pytest_doceval.engine.executors",
-        "pytest_doceval.engine.engine",
         "httpx",
         "httpcore",
-        "pytest_doceval.models.embeddings",
-        "pytest_doceval.models.client",
-        "pytest_doceval.models.hub",
-        "pytest_doceval.models.runtime",
-        "pytest_doceval.systems.pymupdf_text",
-        "pytest_doceval.systems.rapidocr_ocr",
-        "pytest_doceval.systems.two_stage",
-        "pytest_doceval.kinds.documents.suite",
-        "pytest_doceval.kinds.exam.suite",
-        "pytest_doceval.kinds.exam.ocr",
-        "pytest_doceval.kinds.extraction.suite",
-        "pytest_doceval.kinds.facts.suite",
-        "pytest_doceval.kinds.facts.pages",
     ):
         importlib.import_module(name)
+    # Every module of the package, so that no test depends on which test ran first: a kind's
+    # stage functions are pickled by name, and a list of modules here goes stale as kinds grow.
+    import pkgutil
+
+    import pytest_doceval
+
+    for module in pkgutil.walk_packages(pytest_doceval.__path__, "pytest_doceval."):
+        importlib.import_module(module.name)
 
 
 _import_before_any_pytester_run()
