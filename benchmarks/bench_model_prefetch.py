@@ -24,8 +24,7 @@ from served_model import server_stats, start_server
 ROOT = Path(__file__).resolve().parents[1]
 
 CONFTEST = """
-from pytest_doceval import CaseRef, CaseResult, MetricSpec, ModelStage, Suite, suite_kind
-from pytest_doceval.store import cache_key
+from pytest_doceval import CaseRef, CaseResult, MetricSpec, ModelStage, Plan, Suite, cache_key, suite_kind
 from pytest_doceval.models.requests import message
 
 FINGERPRINT = {"ask": "v1"}
@@ -36,6 +35,7 @@ class AskSuite(Suite):
     kind = "ask"
     metrics = {"echoed": MetricSpec("higher", binary=True)}
     scoring_id = "ask-v1"
+    suite_keys = frozenset({"cases"})
 
     def case_refs(self):
         return [CaseRef(f"q{i:04d}", "echo") for i in range(int(self.spec.table["cases"]))]
@@ -45,16 +45,16 @@ class AskSuite(Suite):
         return model.request([message("user", f"question {ref.case}")], case=ref.case,
                              prompt_version="v1")
 
-    def stages(self, ref, ctx):
+    def plan(self, ref):
         request = self.request(ref)
         key = cache_key(FINGERPRINT, ref.case)
-        return [ModelStage(key, f"ask {ref.case}", "echo", lambda _: [request],
-                           lambda answers: answers[0], fingerprint=FINGERPRINT)]
+        ask = ModelStage(key, f"ask {ref.case}", "echo", lambda _: [request],
+                         lambda answers: answers[0], fingerprint=FINGERPRINT)
+        return Plan((ask,), {"answer": key})
 
-    def evaluate(self, ref, ctx):
-        model = self.systems_env.model("echo")
-        answer = ctx.output(FINGERPRINT, ref.case, lambda: model.complete(self.request(ref))).text
-        return CaseResult(self.name, ref.case, ref.system, {"echoed": float(ref.case in answer)})
+    def evaluate(self, ref, results, ctx):
+        echoed = float(ref.case in results["answer"])
+        return CaseResult(self.name, ref.case, ref.system, {"echoed": echoed})
 """
 
 

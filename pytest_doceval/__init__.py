@@ -25,9 +25,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_doceval.engine import CpuStage, ModelStage
+    from pytest_doceval.engine import (
+        CpuStage,
+        ModelStage,
+        Plan,
+        StageNotPlanned,
+        StageResults,
+        saved_output_stage,
+    )
     from pytest_doceval.kinds.analyses import AllPairs
-    from pytest_doceval.kinds.base import Analysis, CaseRef, RunContext, Suite
+    from pytest_doceval.kinds.base import Analysis, CaseRef, RunContext, Suite, evaluate_alone
     from pytest_doceval.kinds.registry import suite_kind
     from pytest_doceval.metrics.spec import MetricSpec
     from pytest_doceval.results import CaseResult
@@ -48,6 +55,11 @@ _EXPORTS = {
     "CaseResult": "pytest_doceval.results",
     "CpuStage": "pytest_doceval.engine",
     "ModelStage": "pytest_doceval.engine",
+    "Plan": "pytest_doceval.engine",
+    "StageNotPlanned": "pytest_doceval.engine",
+    "StageResults": "pytest_doceval.engine",
+    "evaluate_alone": "pytest_doceval.kinds.base",
+    "saved_output_stage": "pytest_doceval.engine",
     "MetricSpec": "pytest_doceval.metrics.spec",
     "Parser": "pytest_doceval.systems",
     "RunContext": "pytest_doceval.kinds.base",
@@ -85,13 +97,18 @@ __all__ = [
     "MetricSpec",
     "ModelStage",
     "Parser",
+    "Plan",
     "RunContext",
+    "StageNotPlanned",
+    "StageResults",
     "Suite",
     "SystemEnv",
     "SystemRegistry",
     "__version__",
     "cache_key",
+    "evaluate_alone",
     "file_digest",
     "register_parser",
+    "saved_output_stage",
     "suite_kind",
 ]

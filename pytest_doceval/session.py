@@ -138,13 +138,15 @@ class DocevalSession:
         baseline = self.baselines.comparable(suite)
         previous = baseline.cache_key(ref.key) if baseline is not None else None
         metrics = baseline.metrics(ref.key) if baseline is not None else None
+        plan = self.stages.take_plan(suite, ref, nodeid)
         key = self._score_key(suite, ref, self.stages.output_keys(nodeid))
         result = self.scores.get(key)
         if result is None:
+            results = self.stages.results(plan, f"{suite.name}/{ref.key}")
             ctx = RunContext(
                 self.cache, previous_cache_key=previous, baseline=metrics, engine=self.stages.engine
             )
-            result = suite.evaluate(ref, ctx)
+            result = suite.evaluate(ref, results, ctx)
             for metric in result.metrics:
                 suite.metric_spec(metric)  # a kind must declare what it measures
             self.scores.put(key, result)

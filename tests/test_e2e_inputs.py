@@ -23,7 +23,7 @@ class Echo(Suite):
     def case_refs(self):
         return [CaseRef(c, "sys", {"topic": c[0]}) for c in ("a1", "b1")]
 
-    def evaluate(self, ref, ctx):
+    def evaluate(self, ref, results, ctx):
         # Labels are not copied: the row gets the ref's anyway; this one adds its own.
         return CaseResult(self.name, ref.case, ref.system, {"score": 1.0}, labels={"seen": "y"})
 

@@ -40,7 +40,7 @@ class Overlap(Suite):
         cases = sorted(p.name for p in self.spec.path.iterdir() if p.is_dir())
         return [CaseRef(c, s) for c in cases for s in self.spec.table["systems"]]
 
-    def evaluate(self, ref, ctx):
+    def evaluate(self, ref, results, ctx):
         with CALLS.open("a") as log:
             log.write(f"{ref.case}[{ref.system}]\\n")
         folder = self.spec.path / ref.case

@@ -112,7 +112,7 @@ class Engine:
         """(CPU, model) stages planned and not finished yet."""
         with self._lock:
             ended = ("done", "failed", "dropped")
-            open_ = [n.stage for n in self._nodes.values() if n.state not in ended]
+            open_ = [n.stage for n in self._nodes.values() if n.state not in ended and n.counted]
         model = sum(isinstance(stage, ModelStage) for stage in open_)
         return len(open_) - model, model
 
@@ -197,7 +197,7 @@ class Engine:
     def snapshot(self) -> Snapshot:
         on_wire = self._on_wire() if self._on_wire is not None else {}
         with self._lock:
-            nodes = [n for n in self._nodes.values() if n.state != "dropped"]
+            nodes = [n for n in self._nodes.values() if n.state != "dropped" and n.counted]
             in_flight, queued = split_waiting(self._waiting, on_wire)
             return Snapshot(
                 total=len(nodes),
@@ -235,7 +235,7 @@ class Engine:
             if node.isolated:
                 executor = self._thread_pool()
                 future = executor.submit(_run_alone, stage, args)
-            elif not stage.portable or self.slot.spec.kind == "threads":
+            elif not stage.portable or stage.saved or self.slot.spec.kind == "threads":
                 executor = self._thread_pool()
                 future = executor.submit(timed_call, stage.call, args)
             else:
@@ -278,7 +278,8 @@ class Engine:
                 self._fail(node, exc)
                 return
             self._cpu_seconds += cost.cpu_seconds
-            self._finish(node, output, cost)
+            saved = isinstance(node.stage, CpuStage) and node.stage.saved
+            self._finish(node, output, None if saved else cost)
 
     def _start_model(self, node: Node, stage: ModelStage, inputs: tuple[Any, ...]) -> None:
         assert self._hub_factory is not None, "a model stage needs the engine to have a hub"

@@ -30,6 +30,11 @@ class Node:
     dependants: list[str] = field(default_factory=list)
     event: threading.Event = field(default_factory=threading.Event)
 
+    @property
+    def counted(self) -> bool:
+        """Whether progress lines count it: reading a saved output is not work to wait for."""
+        return not getattr(self.stage, "saved", False)
+
 
 @dataclass(frozen=True)
 class Snapshot:

@@ -38,6 +38,9 @@ class CpuStage:
     # A stage that scores an output (embedding it for a metric) rather than making it: its
     # cost is the evaluation's, not the system's (`Engine.cost` leaves it out).
     scoring: bool = False
+    # Reads what a system saved earlier (`engine.plan.saved_output_stage`): on a thread (I/O,
+    # never queued behind parsing), and it costs the system nothing: no cost is reported.
+    saved: bool = False
 
 
 def answer_text(response: Any) -> str:

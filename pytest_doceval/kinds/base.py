@@ -24,7 +24,7 @@ from pytest_doceval.rows import Row, new_row, row_key
 
 if TYPE_CHECKING:
     from pytest_doceval.config import StatsConfig, SuiteSpec
-    from pytest_doceval.engine import Engine, Stage
+    from pytest_doceval.engine import Engine, Plan, StageResults
     from pytest_doceval.results import CaseResult
     from pytest_doceval.store import CachedOutput, Store
     from pytest_doceval.systems import SystemEnv
@@ -46,22 +46,22 @@ class CaseRef:
 
 @dataclass(frozen=True)
 class RunContext:
-    """What evaluation needs from the session: the run's store, the cache key of the output
-    the baseline was made from (None when unknown), for "what changed" views, the
-    baseline's metrics of this (case, system) when a comparable baseline has them, and the
-    run's engine, which holds the outputs of the stages `Suite.stages` declared."""
+    """What scoring needs from the session besides the plan's results: the run's store, the
+    cache key of the output the baseline was made from (None when unknown), for "what
+    changed" views, and the baseline's metrics of this (case, system) when a comparable
+    baseline has them."""
 
-    cache: Store
+    cache: Store = field(default_factory=lambda: _no_store())
     previous_cache_key: str | None = None
     baseline: Mapping[str, float] | None = None
+    # Transitional: the run's engine, for kinds not yet planning their results (`output`).
     engine: Engine | None = None
 
     def output(
         self, fingerprint: Mapping[str, Any], input_digest: str, compute: Callable[[], str]
     ) -> CachedOutput:
-        """The output keyed by (`fingerprint`, `input_digest`): the engine's (waiting for it,
-        raising its failure) when a declared stage has that key, else the cache's or
-        `compute`'s (a test evaluated without an engine, e.g. by a unit test)."""
+        """Transitional, for kinds whose plan names no results yet: the output keyed by
+        (`fingerprint`, `input_digest`), the engine's when planned, else computed here."""
         from pytest_doceval.engine import MISSING
         from pytest_doceval.store import CachedOutput, cache_key, cached_output
 
@@ -73,6 +73,12 @@ class RunContext:
         return cached_output(self.cache, fingerprint, input_digest, compute)
 
 
+def _no_store() -> Store:
+    from pytest_doceval.store import Store
+
+    return Store(None, "off")
+
+
 def case_row(
     suite: str, ref: CaseRef, result: CaseResult | None = None, *, nodeid: str = ""
 ) -> Row:
@@ -81,6 +87,25 @@ def case_row(
     first and win, labels the evaluation found (`CaseResult.labels`) follow."""
     row = new_row(suite, ref.case, ref.system, labels=ref.labels, nodeid=nodeid)
     return row if result is None else result.fill_row(row)
+
+
+def evaluate_alone(
+    suite: Suite, ref: CaseRef, ctx: RunContext | None = None, *, store: Store | None = None
+) -> CaseResult:
+    """One test planned, run and scored outside a run (a unit test, a notebook): its plan's
+    stages in an engine of their own (`run_plan`), outputs kept in `store` (default: none),
+    model stages through the suite's model runtime."""
+    from pytest_doceval.engine import run_plan
+
+    ctx = ctx or RunContext(store or _no_store())
+    models = getattr(suite.systems_env, "models", None)
+    results = run_plan(
+        suite.plan(ref),
+        store or ctx.cache,
+        case=f"{suite.name}/{ref.key}",
+        hub=None if models is None else models.hub,
+    )
+    return suite.evaluate(ref, results, ctx)
 
 
 class Analysis(Protocol):
@@ -174,6 +199,13 @@ class Suite(ABC):
         return self.spec.name
 
     @property
+    def store(self) -> Store | None:
+        """The run's one store (outputs, model responses, embeddings), for stages that keep
+        what they compute per item (sentence vectors); None outside a run."""
+        models = getattr(self.systems_env, "models", None)
+        return None if models is None else models.store
+
+    @property
     @abstractmethod
     def scoring_id(self) -> str:
         """What makes two runs' numbers comparable (a normalisation profile, an answer parser
@@ -183,17 +215,20 @@ class Suite(ABC):
     def case_refs(self) -> list[CaseRef]:
         """Every (case, system) of the suite, in a deterministic order."""
 
-    @abstractmethod
-    def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
-        """Score one reference; raise a `DocevalError` naming the file and cause on bad input."""
+    def plan(self, ref: CaseRef) -> Plan:
+        """How `ref`'s output is made (`pytest_doceval.engine.plan`): its stages, each after
+        the ones it needs, and the results `evaluate` scores, by name. The framework runs it --
+        the run's engine, before and while the tests run, or `evaluate_alone` -- and never
+        anything else. Raise a `DocevalError` naming the file and cause when the output cannot
+        be planned (a missing PDF): it is the test's error. Default: no stages."""
+        from pytest_doceval.engine import Plan
 
-    def stages(self, ref: CaseRef, ctx: RunContext) -> Sequence[Stage]:
-        """The stages producing `ref`'s output (see `pytest_doceval.engine`), each after the
-        ones it needs; the engine runs them for the selected tests before and while the tests
-        run, and `evaluate` reads their outputs through ``ctx``. Default: none (`evaluate`
-        does all the work itself). Raise nothing: a ref whose stages cannot be declared
-        returns none, and its `evaluate` reports the cause."""
-        return ()
+        return Plan()
+
+    @abstractmethod
+    def evaluate(self, ref: CaseRef, results: StageResults, ctx: RunContext) -> CaseResult:
+        """Score one reference from its plan's finished `results`; compute no output here.
+        Raise a `DocevalError` naming the file and cause on bad input."""
 
     def system_names(self) -> list[str]:
         """The suite's systems, for the report (default: as the case references name them)."""

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_doceval.errors import DocevalError
-from pytest_doceval.kinds import CaseRef, RunContext, Suite
+from pytest_doceval.kinds import CaseRef, Suite
 from pytest_doceval.run.progress import LIVE_EVERY, Progress, Totals, progress_every, start_line
 from pytest_doceval.run.terminal_lines import TerminalLines, TerminalTurns, terminal_lines
 
 if TYPE_CHECKING:
-    from pytest_doceval.engine import Engine, Snapshot, Stage
+    from pytest_doceval.engine import Engine, Plan, Snapshot, StageResults
     from pytest_doceval.metrics.cost import StageCost
     from pytest_doceval.models.runtime import ModelRuntime
     from pytest_doceval.run.worker_progress import Gatherer, Publisher, WorkerState
@@ -48,6 +48,8 @@ class StageRun:
         self.suite = suite
         self.engine: Engine | None = None
         self.totals = Totals()
+        # node id -> its plan (or why it has none), until its test gathers the results
+        self._plans: dict[str, Plan | DocevalError] = {}
         self._stage_keys: dict[str, list[str]] = {}  # node id -> the keys its test waits for
         self._output_keys: dict[str, list[str]] = {}  # node id -> every key its stages declare
         # Whether a test's result is stored (suite, ref, its stages' keys): the session's
@@ -85,18 +87,9 @@ class StageRun:
                 continue
             try:
                 suite = self.suite(item.path)
-                stages: Sequence[Stage] = suite.stages(ref, RunContext(self.store))
             except DocevalError:
-                stages = ()
-            keys = [stage.key for stage in stages]
-            self._output_keys[item.nodeid] = keys
-            if stages and self.result_stored is not None and self.result_stored(suite, ref, keys):
-                # Its result is read, not scored: what only scoring needs (embeddings for a
-                # metric) is not computed; the stages making the output still report its cost.
-                stages = [stage for stage in stages if not stage.scoring]
-            self._stage_keys[item.nodeid] = []
-            if stages:
-                self._stage_keys[item.nodeid] = self._engine().add(stages)
+                continue  # its test reports the cause
+            self._plan_one(suite, ref, item.nodeid)
         if self.engine is None:
             self._publish()
             return
@@ -114,6 +107,56 @@ class StageRun:
                     snapshot, cpu=cpu, model=model, executor=slot.spec.text, workers=slot.workers
                 )
             )
+
+    def _plan_one(self, suite: Suite, ref: CaseRef, nodeid: str) -> Plan | DocevalError:
+        """Plan one test (a plan that cannot be made is kept as its test's error) and hand its
+        stages to the engine -- without the ones only scoring needs when its result is
+        stored: the stages making the output still report its cost."""
+        from pytest_doceval.engine import Plan
+
+        try:
+            plan: Plan | DocevalError = suite.plan(ref)
+        except DocevalError as exc:
+            plan = exc
+        self._plans[nodeid] = plan
+        stages = plan.stages if isinstance(plan, Plan) else ()
+        keys = [stage.key for stage in stages]
+        self._output_keys[nodeid] = keys
+        if stages and self._result_stored(suite, ref, keys):
+            stages = tuple(stage for stage in stages if not stage.scoring)
+        self._stage_keys[nodeid] = self._engine().add(stages) if stages else []
+        return plan
+
+    def _result_stored(self, suite: Suite, ref: CaseRef, keys: list[str]) -> bool:
+        if self.result_stored is None:
+            return False
+        try:
+            return self.result_stored(suite, ref, keys)
+        except DocevalError:
+            return False  # an unreadable baseline: its test reports the cause
+
+    def take_plan(self, suite: Suite, ref: CaseRef, nodeid: str) -> Plan:
+        """Test `nodeid`'s plan (planned now if it was not), handed over once; the error of a
+        plan that could not be made is raised here, as the test's."""
+        plan = self._plans.pop(nodeid, None)
+        if plan is None:
+            plan = self._plan_one(suite, ref, nodeid)
+            self._plans.pop(nodeid, None)
+        if isinstance(plan, DocevalError):
+            raise plan
+        return plan
+
+    def results(self, plan: Plan, case: str) -> StageResults:
+        """The finished results `plan` names, waiting for them; a failed stage's error is
+        raised here, as the test's."""
+        from pytest_doceval.engine import NO_RESULTS
+        from pytest_doceval.engine.plan import gather
+
+        if not plan.stages:
+            return NO_RESULTS
+        engine = self._engine()
+        engine.add(plan.stages)  # a stored result's scoring stages, if it is scored after all
+        return gather(plan, engine.output, engine.knows, case)
 
     # -- waiting, and saying how it goes -------------------------------------------------------
 

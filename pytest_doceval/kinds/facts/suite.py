@@ -41,7 +41,7 @@ from dataclasses import fields
 from typing import Any, ClassVar
 
 from pytest_doceval.config import SuiteSpec
-from pytest_doceval.engine import Stage
+from pytest_doceval.engine import Plan, Stage, StageResults
 from pytest_doceval.errors import DocevalError, SuiteConfigError, SystemUnavailable
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
@@ -166,7 +166,7 @@ class FactsSuite(Suite):
 
     # -- one test ------------------------------------------------------------------------------
 
-    def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
+    def evaluate(self, ref: CaseRef, results: StageResults, ctx: RunContext) -> CaseResult:
         entry = self.entries[ref.case]
         fact = entry.fact
         if isinstance(fact, FactError):
@@ -217,7 +217,11 @@ class FactsSuite(Suite):
             failures=failures,
         )
 
-    def stages(self, ref: CaseRef, ctx: RunContext) -> list[Stage]:
+    def plan(self, ref: CaseRef) -> Plan:
+        # Transitional: the stages run in the engine; `evaluate` still reads them by key.
+        return Plan(tuple(self._stages(ref)))
+
+    def _stages(self, ref: CaseRef) -> list[Stage]:
         """A registered system's parse of the fact's page (shared by every fact of the page:
         one key); none for a precomputed system or a broken fact line."""
         fact = self.entries[ref.case].fact

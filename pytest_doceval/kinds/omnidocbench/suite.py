@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pytest_doceval.config import SuiteSpec
-from pytest_doceval.engine import MISSING, Stage
+from pytest_doceval.engine import MISSING, Plan, Stage, StageResults
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
 from pytest_doceval.files import output_digest, read_text
 from pytest_doceval.html.analysis import AnalysisRenderer
@@ -178,7 +178,7 @@ class OmniDocBenchSuite(Suite):
 
     # -- one test ------------------------------------------------------------------------------
 
-    def evaluate(self, ref: CaseRef, ctx: RunContext) -> CaseResult:
+    def evaluate(self, ref: CaseRef, results: StageResults, ctx: RunContext) -> CaseResult:
         page = self.pages[ref.case]
         if ref.system in self.parsers:
             prediction, fingerprint, key, source = self._parsed(ref, page, ctx)
@@ -255,7 +255,11 @@ class OmniDocBenchSuite(Suite):
             case=page.case,
         )
 
-    def stages(self, ref: CaseRef, ctx: RunContext) -> list[Stage]:
+    def plan(self, ref: CaseRef) -> Plan:
+        # Transitional: the stages run in the engine; `evaluate` still reads them by key.
+        return Plan(tuple(self._case_stages(ref)))
+
+    def _case_stages(self, ref: CaseRef) -> list[Stage]:
         """A registered parser's reading of the page image (a two-stage system's model stage
         after it); none for a precomputed system, or when the image is missing (the test
         says so)."""
