@@ -24,7 +24,8 @@ from served_model import server_stats, start_server
 ROOT = Path(__file__).resolve().parents[1]
 
 CONFTEST = """
-from pytest_doceval import CaseRef, CaseResult, MetricSpec, ModelStage, Plan, Suite, cache_key, suite_kind
+from pytest_doceval import (CaseRef, CaseResult, MetricSpec, ModelStage, Plan, Suite, cache_key,
+                            suite_kind)
 from pytest_doceval.models.requests import message
 
 FINGERPRINT = {"ask": "v1"}
