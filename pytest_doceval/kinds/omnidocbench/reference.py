@@ -171,7 +171,7 @@ class Reference:
                     ) from exc
                 per_page = {element: _per_page(root, element) for element in METRIC_OF_ELEMENT}
             samples = {element: _samples(dataset, element) for element in METRIC_OF_ELEMENT}
-        return _scores(image, per_page, samples)
+        return _scores(per_page, samples)
 
 
 def checkout_of(value: object, folder: Path, suite_file: Path) -> Reference | None:
@@ -342,7 +342,6 @@ def _position(value: object) -> int | None:
 
 
 def _scores(
-    image: str,
     per_page: Mapping[str, Mapping[str, float | None]],
     samples: Mapping[str, Sequence[Mapping[str, Any]]],
 ) -> TextScores:
@@ -350,7 +349,16 @@ def _scores(
     counts: dict[str, tuple[float, float]] = {}
     blocks: list[MatchedBlock] = []
     for element, metric in METRIC_OF_ELEMENT.items():
-        value = per_page[element].get(image)
+        # Its only page's value. Not looked up by the image's name: it keys pages by the name
+        # when it ends in .jpg or .png and otherwise by the text before its last "_" (so a
+        # whole run of it pools the non-.jpg/.png pages that share that text; one page alone
+        # is that page's own value).
+        values = list(per_page[element].values())
+        if len(values) > 1:
+            raise OmniDocBenchReferenceError(
+                f"OmniDocBench's {element} scoring gave {len(values)} pages for one page"
+            )
+        value = values[0] if values else None
         if value is None or math.isnan(value):
             continue  # no sample, or none with a character: the reference has no value
         metrics[metric] = float(value)
