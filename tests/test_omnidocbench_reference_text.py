@@ -29,7 +29,6 @@ from typing import Any
 import omnidocbench_reference as harness
 import pytest
 
-from pytest_doceval.config import load_suite_spec
 from pytest_doceval.errors import OmniDocBenchReferenceError, SuiteConfigError
 from pytest_doceval.kinds.omnidocbench.reference import (
     METRIC_OF_ELEMENT,
@@ -43,10 +42,8 @@ from pytest_doceval.kinds.omnidocbench.scoring import (
     leaderboard,
     score_page,
 )
-from pytest_doceval.kinds.omnidocbench.suite import OmniDocBenchSuite
-from pytest_doceval.kinds.registry import make_suite
-from pytest_doceval.systems import build_registry
 from tests.conftest import read_report
+from tests.test_omnidocbench_suite import build
 
 pytest_plugins = ["pytester"]
 
@@ -229,19 +226,13 @@ def _suite_toml(folder: Path, reference: str | None) -> Path:
     return folder / "suite.toml"
 
 
-def _build(file: Path) -> OmniDocBenchSuite:
-    suite = make_suite(load_suite_spec(file), build_registry())
-    assert isinstance(suite, OmniDocBenchSuite)
-    return suite
-
-
 def test_scoring_id_and_notes_name_the_path_that_made_the_numbers(tmp_path: Path) -> None:
-    plain = _build(_suite_toml(tmp_path / "plain", None))
+    plain = build(_suite_toml(tmp_path / "plain", None))
     assert plain.reference is None and plain.scoring_id == SCORING_ID
     assert [n for n in plain.notes() if n.startswith(TEXT_METRICS)] == [
         f"{m}: {NOT_COMPUTED[m]}" for m in TEXT_METRICS
     ]
-    with_reference = _build(_suite_toml(tmp_path / "ref", str(harness.ODB)))
+    with_reference = build(_suite_toml(tmp_path / "ref", str(harness.ODB)))
     assert with_reference.scoring_id == SCORING_ID + "+text-reference"
     notes = with_reference.notes()
     assert not any("not computed: OmniDocBench's text matcher" in n for n in notes)
@@ -252,7 +243,7 @@ def test_a_relative_reference_is_read_from_the_suite_folder(tmp_path: Path) -> N
     checkout = tmp_path / "checkouts" / "OmniDocBench"
     (checkout / "src" / "dataset").mkdir(parents=True)
     (checkout / "src" / "dataset" / "end2end_dataset.py").write_text("", encoding="utf-8")
-    suite = _build(_suite_toml(tmp_path / "suite", "../checkouts/OmniDocBench"))
+    suite = build(_suite_toml(tmp_path / "suite", "../checkouts/OmniDocBench"))
     assert suite.reference == Reference(checkout.resolve(), None)
 
 
@@ -269,7 +260,7 @@ def test_a_bad_reference_is_a_load_error(tmp_path: Path, value: str, message: st
     file = _suite_toml(tmp_path, None)
     file.write_text(file.read_text("utf-8") + f"reference = {value}\n", encoding="utf-8")
     with pytest.raises(SuiteConfigError) as caught:
-        _build(file)
+        build(file)
     assert message in str(caught.value) and str(file) in str(caught.value)
     assert "9dc1dec" in str(caught.value)
 

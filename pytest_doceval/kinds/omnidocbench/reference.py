@@ -157,7 +157,7 @@ class Reference:
                     "metrics": _METRICS_CONFIG,
                 }
                 try:
-                    with _inside(root), _quiet(), _latex_in_process():
+                    with contextlib.chdir(root), _quiet(), _latex_in_process():
                         dataset = pipeline.dataset(config)
                         (root / "result").mkdir()  # where its metric writes
                         for element, metric_config in _METRICS_CONFIG.items():
@@ -279,16 +279,6 @@ def _is_under(module: Any, checkout: Path) -> bool:
 
 def _where(module: Any) -> str:
     return str(getattr(module, "__file__", None) or list(getattr(module, "__path__", [])))
-
-
-@contextlib.contextmanager
-def _inside(folder: Path) -> Iterator[None]:
-    before = os.getcwd()
-    os.chdir(folder)
-    try:
-        yield
-    finally:
-        os.chdir(before)
 
 
 @contextlib.contextmanager
