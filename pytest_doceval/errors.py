@@ -43,3 +43,8 @@ class SystemUnavailable(DocevalError):
 
 class OmniDocBenchInputError(CaseInputError):
     """An OmniDocBench annotation page (or its prediction) not in the benchmark's format."""
+
+
+class OmniDocBenchReferenceError(DocevalError):
+    """OmniDocBench's own code (an ``omnidocbench`` suite's ``reference`` checkout) cannot score
+    a page here: a Python module it imports is not installed, or it failed on the page."""

@@ -5,19 +5,24 @@ test_omnidocbench_parity.py)."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_doceval.errors import CaseInputError, OmniDocBenchInputError
 from pytest_doceval.kinds.omnidocbench.annotations import truth_elements
+from pytest_doceval.kinds.omnidocbench.reference import METRIC_OF_ELEMENT, Reference
 from pytest_doceval.kinds.omnidocbench.scoring import (
     COMPUTED_METRICS,
     NOT_COMPUTED,
     PAGE_METRICS,
+    SCORING_ID,
     PageScore,
     leaderboard,
+    not_computed,
     score_page,
+    scoring_id,
 )
 
 TABLE = "<table><tr><td>a</td><td>b</td></tr><tr><td>1</td><td>2</td></tr></table>"
@@ -137,6 +142,17 @@ def test_every_metric_is_computed_or_says_why_not() -> None:
     assert not set(COMPUTED_METRICS) & set(NOT_COMPUTED)
     page = _page(_table(1, 1))
     assert set(score_page(copy.deepcopy(page), TABLE).metrics) <= set(COMPUTED_METRICS)
+
+
+def test_with_a_reference_its_three_metrics_are_computed_and_the_scoring_id_says_so(
+    tmp_path: Path,
+) -> None:
+    # Without a reference: unchanged. With one: no metric is left without a reason or a number.
+    assert scoring_id(None) == SCORING_ID and not_computed(None) == NOT_COMPUTED
+    reference = Reference(tmp_path, None)
+    assert scoring_id(reference) == "omnidocbench-v1.6@9dc1dec+text-reference"
+    assert dict(not_computed(reference)) == {}
+    assert set(COMPUTED_METRICS) | set(METRIC_OF_ELEMENT.values()) == set(PAGE_METRICS)
 
 
 def test_a_latex_table_is_scored_empty_with_a_note() -> None:

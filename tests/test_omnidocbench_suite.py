@@ -78,7 +78,7 @@ def build(file: Path) -> OmniDocBenchSuite:
     return suite
 
 
-def fake_score(page: Mapping[str, Any], prediction: str) -> PageScore:
+def fake_score(page: Mapping[str, Any], prediction: str, reference: Any = None) -> PageScore:
     """Stands in for score_page: text_edit from the prediction's length, the page's truth as
     one block (the plumbing under test does not depend on the numbers)."""
     truth = str(page["layout_dets"][0]["text"])
@@ -233,7 +233,7 @@ def test_a_bad_page_is_an_error_of_its_test_naming_the_page(
 ) -> None:
     from pytest_doceval.kinds.omnidocbench.scoring import OmniDocBenchInputError
 
-    def broken(page: Mapping[str, Any], prediction: str) -> PageScore:
+    def broken(page: Mapping[str, Any], prediction: str, reference: Any = None) -> PageScore:
         raise OmniDocBenchInputError("block 3 has no category_type")
 
     monkeypatch.setattr(suite_module, "score_page", broken)

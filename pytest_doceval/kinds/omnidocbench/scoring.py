@@ -9,7 +9,9 @@ A metric is given only where it equals the reference; `COMPUTED_METRICS` lists t
 those are ``table_teds`` and ``table_teds_s``: the text, formula and reading-order numbers hang
 on the reference's whole text matcher (``quick_match`` with its merge/split search, the formula
 candidate search that hands formula-looking text to the text pairs, and their fallbacks), not
-reimplemented yet; `NOT_COMPUTED` says so per metric, in words a report can show.
+reimplemented yet; `NOT_COMPUTED` says so per metric, in words a report can show. Given a
+checkout of OmniDocBench's code (`reference.Reference`, the suite's ``reference`` key), those
+three come from its own code instead (`reference`), and `scoring_id` says so.
 
 Timeouts: the reference gives TEDS 0 to a table pair that takes over 120 s, and falls back to a
 chunked matcher for a page whose text matching takes over 420 s. Ours has no timeout: it
@@ -31,6 +33,8 @@ from pytest_doceval.kinds.omnidocbench.annotations import (
     truth_elements,
 )
 from pytest_doceval.kinds.omnidocbench.markdown_tables import predicted_tables
+from pytest_doceval.kinds.omnidocbench.matched_block import MatchedBlock
+from pytest_doceval.kinds.omnidocbench.reference import METRIC_OF_ELEMENT, Reference
 from pytest_doceval.kinds.omnidocbench.tables import pair_tables
 
 SCORING_ID = "omnidocbench-v1.6@9dc1dec"
@@ -43,7 +47,9 @@ __all__ = [
     "OmniDocBenchInputError",
     "PageScore",
     "leaderboard",
+    "not_computed",
     "score_page",
+    "scoring_id",
 ]
 
 PAGE_METRICS: tuple[str, ...] = (
@@ -62,17 +68,18 @@ NOT_COMPUTED: Mapping[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class MatchedBlock:
-    """One pair as quick_match paired it, for the HTML view."""
+def scoring_id(reference: Reference | None) -> str:
+    """The scoring id of numbers made with `reference` (None: ours alone): baselines made
+    by the two paths never compare."""
+    return SCORING_ID if reference is None else SCORING_ID + reference.scoring_suffix
 
-    category: str  # "text_block", "display_formula", "table", ...
-    truth: str  # normalised truth text ("" when the truth block went unmatched)
-    prediction: str  # normalised predicted text ("" when unmatched)
-    edit: int  # edit distance of the pair
-    max_len: int  # max(len(truth), len(prediction))
-    order_truth: int | None  # reading-order positions, when known
-    order_prediction: int | None
+
+def not_computed(reference: Reference | None) -> Mapping[str, str]:
+    """The metrics not given, with the reason: `NOT_COMPUTED`, less what `reference` gives."""
+    if reference is None:
+        return NOT_COMPUTED
+    given = set(METRIC_OF_ELEMENT.values())
+    return {metric: why for metric, why in NOT_COMPUTED.items() if metric not in given}
 
 
 @dataclass(frozen=True)
@@ -121,12 +128,16 @@ def _table_scores(
     return metrics, counts, blocks
 
 
-def score_page(page: Mapping[str, Any], prediction: str) -> PageScore:
+def score_page(
+    page: Mapping[str, Any], prediction: str, reference: Reference | None = None
+) -> PageScore:
     """Score one page of OmniDocBench's annotation JSON against its predicted markdown.
 
     Raises OmniDocBenchInputError naming the cause on an annotation not in the format.
-    Only the metrics whose numbers equal the reference's are given (see the kind's README);
-    today: ``table_teds`` and ``table_teds_s``.
+    Only the metrics whose numbers equal the reference's are given (see the kind's README):
+    ``table_teds`` and ``table_teds_s``, and with `reference` (a checkout of OmniDocBench's
+    code) also ``text_edit``, ``formula_edit`` and ``reading_order_edit`` from its own code
+    (OmniDocBenchReferenceError when it cannot run).
     """
     check_page(page)
     notes: list[str] = []
@@ -135,6 +146,11 @@ def score_page(page: Mapping[str, Any], prediction: str) -> PageScore:
             "empty prediction: scored as OmniDocBench scores it (every truth block unmatched)"
         )
     metrics, counts, blocks = _table_scores(page, prediction, notes)
+    if reference is not None:
+        text = reference.score(page, prediction)
+        metrics.update(text.metrics)
+        counts.update(text.counts)
+        blocks = [*text.blocks, *blocks]
     return PageScore(metrics=metrics, counts=counts, blocks=tuple(blocks), notes=tuple(notes))
 
 

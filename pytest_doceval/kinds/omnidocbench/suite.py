@@ -10,7 +10,9 @@ Layout::
 ``[suite]`` keys: ``kind = "omnidocbench"``, ``annotations`` (the annotation file, relative to
 the suite folder or absolute; default ``OmniDocBench.json``), ``images`` (the folder of page
 images, likewise; default ``images``), ``systems`` (required: registered parsers, which read each
-page image as an engine stage, or folders ``outputs/<system>/`` of saved predictions).
+page image as an engine stage, or folders ``outputs/<system>/`` of saved predictions),
+``reference`` (optional: a checkout of OmniDocBench's code, likewise; its own code then gives
+``text_edit``, ``formula_edit`` and ``reading_order_edit``, see `reference`).
 
 One test per (page, system): the case is the page image's name without its extension, labelled
 with the page's ``page_attribute`` (language, layout, data_source, special_issue). Its metrics
@@ -45,11 +47,12 @@ from pytest_doceval.kinds.base import (
 )
 from pytest_doceval.kinds.omnidocbench import html
 from pytest_doceval.kinds.omnidocbench.paper import leaderboard_table
+from pytest_doceval.kinds.omnidocbench.reference import checkout_of
 from pytest_doceval.kinds.omnidocbench.scoring import (
-    NOT_COMPUTED,
-    SCORING_ID,
     PageScore,
+    not_computed,
     score_page,
+    scoring_id,
 )
 from pytest_doceval.kinds.omnidocbench.suite_analysis import (
     LeaderboardAnalysis,
@@ -96,7 +99,7 @@ def cdm_note() -> str:
 
 class OmniDocBenchSuite(Suite):
     kind = "omnidocbench"
-    suite_keys = frozenset({"kind", "annotations", "images", "systems"})
+    suite_keys = frozenset({"kind", "annotations", "images", "systems", "reference"})
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
         "text_edit": _edit("Text Edit (text blocks)", "text_edit"),
         "formula_edit": _edit("display formulas' edit distance", "formula_edit"),
@@ -117,6 +120,7 @@ class OmniDocBenchSuite(Suite):
         super().__init__(spec, systems_env)
         self.annotations = self._path("annotations", "OmniDocBench.json")
         self.images = self._path("images", "images")
+        self.reference = checkout_of(spec.table.get("reference"), spec.path, spec.file)
         self.pages: dict[str, Page] = {p.case: p for p in load_pages(self.annotations, spec.file)}
         self.systems = self._check_systems(spec.table.get("systems"))
         self.parsers: dict[str, Parser] = {
@@ -150,8 +154,9 @@ class OmniDocBenchSuite(Suite):
 
     @property
     def scoring_id(self) -> str:
-        """OmniDocBench's version and commit whose definitions the numbers follow."""
-        return SCORING_ID
+        """OmniDocBench's version and commit whose definitions the numbers follow (and whether
+        its own code from `reference` made the text numbers)."""
+        return scoring_id(self.reference)
 
     def case_refs(self) -> list[CaseRef]:
         return [
@@ -173,8 +178,9 @@ class OmniDocBenchSuite(Suite):
 
     def notes(self) -> list[str]:
         """The systems' notes, then each metric the scoring does not give, with its reason."""
-        missing = [f"{metric}: {why}" for metric, why in NOT_COMPUTED.items()]
-        return [*self._notes, *missing, cdm_note()]
+        missing = [f"{metric}: {why}" for metric, why in not_computed(self.reference).items()]
+        used = [self.reference.note()] if self.reference is not None else []
+        return [*self._notes, *used, *missing, cdm_note()]
 
     # -- one test ------------------------------------------------------------------------------
 
@@ -188,7 +194,7 @@ class OmniDocBenchSuite(Suite):
             key, empty = None, f"{source} is empty"
         notes = [] if prediction.strip() else [f"{empty}: scored as an empty page"]
         try:
-            score = score_page(page.annotation, prediction)
+            score = score_page(page.annotation, prediction, self.reference)
         except DocevalError as exc:
             raise type(exc)(f"page {page.image} ({self.annotations.name}): {exc}") from None
         return CaseResult(
