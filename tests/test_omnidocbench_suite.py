@@ -17,9 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_doceval.config import StatsConfig, load_suite_spec
-from pytest_doceval.engine import MISSING, CpuStage
+from pytest_doceval.engine import CpuStage, StageNotPlanned, StageResults
+from pytest_doceval.engine.plan import gather
 from pytest_doceval.errors import CaseInputError, SuiteConfigError
-from pytest_doceval.kinds.base import CaseRef, RunContext
+from pytest_doceval.kinds.base import CaseRef, RunContext, evaluate_alone
 from pytest_doceval.kinds.omnidocbench import suite as suite_module
 from pytest_doceval.kinds.omnidocbench import suite_analysis
 from pytest_doceval.kinds.omnidocbench.html import inline_diff
@@ -34,7 +35,7 @@ from pytest_doceval.kinds.omnidocbench.suite_pages import (
 )
 from pytest_doceval.kinds.registry import make_suite
 from pytest_doceval.paper import to_markdown
-from pytest_doceval.store import Store, cache_key, file_digest
+from pytest_doceval.store import cache_key, file_digest
 from pytest_doceval.systems import build_registry
 
 
@@ -94,19 +95,15 @@ def faked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(suite_module, "score_page", fake_score)
 
 
-class Engine:
-    """The part of the engine a test reads: stage outputs by key."""
-
-    def __init__(self, outputs: Mapping[str, str]) -> None:
-        self.outputs = outputs
-
-    def output(self, key: str) -> Any:
-        return self.outputs.get(key, MISSING)
+def evaluate(suite: Any, ref: CaseRef) -> Any:
+    return evaluate_alone(suite, ref)
 
 
-def ctx(tmp_path: Path, outputs: Mapping[str, str] | None = None) -> RunContext:
-    engine: Any = None if outputs is None else Engine(outputs)
-    return RunContext(Store(tmp_path / "cache"), engine=engine)
+def scored(suite: Any, ref: CaseRef, output: str) -> Any:
+    """`ref` scored on `output` as its plan's ``output`` result (a parser's, given here)."""
+    plan = suite.plan(ref)
+    results = StageResults({"output": output}, {"output": plan.stage("output")})
+    return suite.evaluate(ref, results, RunContext())
 
 
 # -- the annotation file --------------------------------------------------------------------------
@@ -206,13 +203,14 @@ def test_a_saved_prediction_is_scored_and_its_row_carries_the_sums(tmp_path: Pat
     folder = tmp_path / "odb"
     suite = build(write(folder))
     (folder / "outputs" / "saved" / "a_1.mmd").write_text("text of a.pdf_1.jp", encoding="utf-8")
-    result = suite.evaluate(CaseRef("a.pdf_1", "saved"), ctx(tmp_path))
+    result = evaluate(suite, CaseRef("a.pdf_1", "saved"))
     assert result.metrics == {"text_edit": pytest.approx(1 / 19)}
     assert result.counts == {"text_edit/page": {"matched": 1.0, "total": 19.0}}
     assert result.fingerprint["kind"] == "precomputed"
     assert result.details["prediction"].endswith("a_1.mmd")
     assert result.views["blocks"]["blocks"][0]["truth"] == "text of a.pdf_1.jpg"
-    assert suite.stages(CaseRef("a.pdf_1", "saved"), ctx(tmp_path)) == []
+    (stage,) = suite.plan(CaseRef("a.pdf_1", "saved")).stages  # reading the saved file
+    assert isinstance(stage, CpuStage) and stage.saved and stage.fingerprint is None
 
 
 @pytest.mark.usefixtures("faked")
@@ -220,11 +218,11 @@ def test_missing_and_empty_predictions(tmp_path: Path) -> None:
     folder = tmp_path / "odb"
     suite = build(write(folder))
     with pytest.raises(CaseInputError) as info:
-        suite.evaluate(CaseRef("b", "saved"), ctx(tmp_path))
+        evaluate(suite, CaseRef("b", "saved"))
     assert "page b.png: missing prediction of saved" in str(info.value)
     assert "tried b.md, b.mmd, b.png.md" in str(info.value)
     (folder / "outputs" / "saved" / "b.md").write_text("  \n", encoding="utf-8")
-    result = suite.evaluate(CaseRef("b", "saved"), ctx(tmp_path))
+    result = evaluate(suite, CaseRef("b", "saved"))
     assert any("b.md is empty: scored as an empty page" in n for n in result.notes)
 
 
@@ -241,7 +239,7 @@ def test_a_bad_page_is_an_error_of_its_test_naming_the_page(
     suite = build(write(folder))
     (folder / "outputs" / "saved" / "b.md").write_text("x", encoding="utf-8")
     with pytest.raises(OmniDocBenchInputError, match=r"page b.png \(OmniDocBench.json\): block 3"):
-        suite.evaluate(CaseRef("b", "saved"), ctx(tmp_path))
+        evaluate(suite, CaseRef("b", "saved"))
 
 
 @pytest.mark.usefixtures("faked")
@@ -252,21 +250,22 @@ def test_a_parser_reads_the_page_image_as_a_stage_and_evaluate_only_reads_it(
     suite = build(write(folder, systems=("rapidocr",)))
     ref = CaseRef("b", "rapidocr")
     with pytest.raises(CaseInputError, match=r"page b.png: missing page image .*images/b.png"):
-        suite.evaluate(ref, ctx(tmp_path, {}))
-    assert suite.stages(ref, ctx(tmp_path)) == []  # no image: the test says why
+        suite.plan(ref)  # no image: the test says why
     image = png(folder / "images" / "b.png")
-    (stage,) = suite.stages(ref, ctx(tmp_path))
-    assert isinstance(stage, CpuStage)
+    plan = suite.plan(ref)
+    (stage,) = plan.stages
+    assert isinstance(stage, CpuStage) and plan.results == {"output": stage.key}
     parser = suite.parsers["rapidocr"]
     assert stage.key == cache_key(parser.fingerprint(), file_digest(image))
     assert stage.call is parse_page_image and stage.args == ("rapidocr", parser, image)
-    with pytest.raises(CaseInputError, match=r"page b.png: the output of stage 'rapidocr on"):
-        suite.evaluate(ref, ctx(tmp_path, {}))
-    result = suite.evaluate(ref, ctx(tmp_path, {stage.key: "text of b.png"}))
+    # A runner that was not given the stage: an error naming the case and the stage.
+    with pytest.raises(StageNotPlanned, match=r"odb/b\[rapidocr\]: stage rapidocr on page b.png"):
+        gather(plan, lambda key: None, lambda key: False, "odb/b[rapidocr]")
+    result = scored(suite, ref, "text of b.png")
     assert result.metrics == {"text_edit": 0.0}
     assert result.cache_key == stage.key
     assert result.fingerprint == parser.fingerprint()
-    silent = suite.evaluate(ref, ctx(tmp_path, {stage.key: ""}))
+    silent = scored(suite, ref, "")
     assert "rapidocr returned no text for b.png: scored as an empty page" in silent.notes
 
 

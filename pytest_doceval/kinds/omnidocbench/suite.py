@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pytest_doceval.config import SuiteSpec
-from pytest_doceval.engine import MISSING, Plan, Stage, StageResults
+from pytest_doceval.engine import Plan, Stage, StageResults, saved_output_stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
-from pytest_doceval.files import output_digest, read_text
+from pytest_doceval.files import output_digest
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.base import (
@@ -184,13 +184,34 @@ class OmniDocBenchSuite(Suite):
 
     # -- one test ------------------------------------------------------------------------------
 
-    def evaluate(self, ref: CaseRef, results: StageResults, ctx: RunContext) -> CaseResult:
+    def plan(self, ref: CaseRef) -> Plan:
+        """A registered parser's reading of the page image (a two-stage system's model stage
+        after it), or the saved prediction: the result ``output``. A missing image or
+        prediction is the test's error."""
         page = self.pages[ref.case]
         if ref.system in self.parsers:
-            prediction, fingerprint, key, source = self._parsed(ref, page, ctx)
+            stages = self._stages(ref.system, page, self._image(page))
+        else:
+            label = f"prediction of {ref.system} for page {page.image}"
+            path = self._prediction(ref, page)
+            stages = [saved_output_stage(path, what="prediction", label=label)]
+        return Plan(tuple(stages), {"output": stages[-1].key})
+
+    def evaluate(self, ref: CaseRef, results: StageResults, ctx: RunContext) -> CaseResult:
+        page = self.pages[ref.case]
+        prediction: str = results["output"]
+        key: str | None
+        if ref.system in self.parsers:
+            fingerprint = dict(results.fingerprint("output") or {})
+            key, source = results.key("output"), self.images / page.image
             empty = f"{ref.system} returned no text for {page.image}"
         else:
-            prediction, fingerprint, source = self._saved(ref, page)
+            source = self._prediction(ref, page)
+            fingerprint = {
+                "system": ref.system,
+                "kind": "precomputed",
+                "output_sha256": output_digest(prediction),
+            }
             key, empty = None, f"{source} is empty"
         notes = [] if prediction.strip() else [f"{empty}: scored as an empty page"]
         try:
@@ -210,7 +231,8 @@ class OmniDocBenchSuite(Suite):
             notes=notes + [n for n in score.notes if n not in notes],
         )
 
-    def _saved(self, ref: CaseRef, page: Page) -> tuple[str, dict[str, Any], Path]:
+    def _prediction(self, ref: CaseRef, page: Page) -> Path:
+        """Where the saved prediction of `page` is, as OmniDocBench looks for it."""
         folder = self.spec.path / OUTPUTS / ref.system
         path = find_prediction(folder, page.image)
         if path is None:
@@ -218,29 +240,7 @@ class OmniDocBenchSuite(Suite):
             raise CaseInputError(
                 f"page {page.image}: missing prediction of {ref.system} in {folder} (tried {tried})"
             )
-        text = read_text(path, "prediction")
-        fingerprint = {
-            "system": ref.system,
-            "kind": "precomputed",
-            "output_sha256": output_digest(text),
-        }
-        return text, fingerprint, path
-
-    def _parsed(
-        self, ref: CaseRef, page: Page, ctx: RunContext
-    ) -> tuple[str, dict[str, Any], str, Path]:
-        """The parser's output of the page image: its last stage's, from the engine."""
-        image = self._image(page)
-        stages = self._stages(ref.system, page, image)
-        last = stages[-1]
-        found = ctx.engine.output(last.key) if ctx.engine is not None else MISSING
-        if found is MISSING:
-            raise CaseInputError(
-                f"page {page.image}: the output of stage {last.label!r} is not in this run "
-                "(the stage was not planned; run the test through pytest --doceval)"
-            )
-        fingerprint = dict(last.fingerprint or {})
-        return str(found), fingerprint, last.key, image
+        return path
 
     def _image(self, page: Page) -> Path:
         image = self.images / page.image
@@ -260,22 +260,6 @@ class OmniDocBenchSuite(Suite):
             what=f"page {page.image}",
             case=page.case,
         )
-
-    def plan(self, ref: CaseRef) -> Plan:
-        # Transitional: the stages run in the engine; `evaluate` still reads them by key.
-        return Plan(tuple(self._case_stages(ref)))
-
-    def _case_stages(self, ref: CaseRef) -> list[Stage]:
-        """A registered parser's reading of the page image (a two-stage system's model stage
-        after it); none for a precomputed system, or when the image is missing (the test
-        says so)."""
-        if ref.system not in self.parsers:
-            return []
-        page = self.pages[ref.case]
-        try:
-            return self._stages(ref.system, page, self._image(page))
-        except DocevalError:
-            return []
 
 
 def blocks_view(score: PageScore) -> dict[str, Any]:
