@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         Plan,
         StageNotPlanned,
         StageResults,
+        chat_stage,
         saved_output_stage,
     )
     from pytest_doceval.kinds.analyses import AllPairs
@@ -67,6 +68,7 @@ _EXPORTS = {
     "SystemEnv": "pytest_doceval.systems",
     "SystemRegistry": "pytest_doceval.systems",
     "cache_key": "pytest_doceval.store",
+    "chat_stage": "pytest_doceval.engine",
     "file_digest": "pytest_doceval.store",
     "register_parser": "pytest_doceval.systems",
     "suite_kind": "pytest_doceval.kinds.registry",
@@ -106,6 +108,7 @@ __all__ = [
     "SystemRegistry",
     "__version__",
     "cache_key",
+    "chat_stage",
     "evaluate_alone",
     "file_digest",
     "register_parser",

@@ -23,7 +23,7 @@ from pytest_doceval.engine.plan import (
     run_plan,
     saved_output_stage,
 )
-from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, StagePlan
+from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, StagePlan, chat_stage
 
 __all__ = [
     "MISSING",
@@ -40,6 +40,7 @@ __all__ = [
     "StageNotPlanned",
     "StagePlan",
     "StageResults",
+    "chat_stage",
     "parse_executor",
     "run_plan",
     "saved_output_stage",

@@ -70,6 +70,26 @@ class ModelStage:
 Stage = CpuStage | ModelStage
 
 
+def chat_stage(
+    model: Any, prompt: str | Sequence[Any], *, case: str, prompt_version: str, label: str
+) -> ModelStage:
+    """One chat request to `model` (a handle, ``SystemEnv.model(name)``) as a stage whose
+    output is the answer's text. `prompt` is the user's text or a list of messages
+    (`pytest_doceval.models.requests.message`). Its key is the request's: the model, the
+    messages and the generation settings; the model hub keeps the response in the run's store."""
+    from pytest_doceval.models.requests import message
+
+    messages = [message("user", prompt)] if isinstance(prompt, str) else list(prompt)
+    request = model.request(messages, case=case, prompt_version=prompt_version)
+    return ModelStage(
+        key=request.cache_key(),
+        label=label,
+        model=model.name,
+        build=lambda _: [request],
+        read=lambda answers: answers[0],
+    )
+
+
 @dataclass
 class StagePlan:
     """The stages of one test, in dependency order (a stage after the ones it needs)."""
