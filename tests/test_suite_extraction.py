@@ -28,7 +28,6 @@ from pytest_doceval.kinds.registry import make_suite
 from pytest_doceval.metrics.tree_edit import tree_edit_score
 from pytest_doceval.models.config import ModelConfig
 from pytest_doceval.models.runtime import ModelRuntime
-from pytest_doceval.store import Store
 from pytest_doceval.systems import build_registry
 
 ENTRIES_TOML = """[suite]
