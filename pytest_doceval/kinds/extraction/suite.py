@@ -17,6 +17,8 @@ IMQ; ``[suite.entries]`` names ``list``, ``name``, ``set`` and optionally ``thre
 otherwise); ``systems``, the extractors. A name with ``outputs/<name>/<variant>.json`` in the
 pages is precomputed; a configured model (``[tool.doceval.models.NAME]``) is the LLM extractor
 (`extraction_llm`); anything else is an error. Saved outputs win over a model of the same name.
+A test's plan is the one stage making its answer (`plan`: the saved file read, or the model's
+request on the variant's text); `evaluate` scores that `Answer` and computes nothing else.
 
 One test per (page, extractor, variant), its id ``page[extractor-variant]``, its row labelled
 with ``extractor`` and ``variant``, so every aggregate is per variant and the analyses
