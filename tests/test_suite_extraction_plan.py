@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import model_server
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from model_server import ModelServer
 
 from pytest_doceval.engine import (
@@ -28,7 +31,7 @@ from pytest_doceval.engine.plan import gather
 from pytest_doceval.errors import CaseInputError, SystemRunError
 from pytest_doceval.kinds.base import RunContext, evaluate_alone
 from pytest_doceval.kinds.extraction.entries import EntryFields, score_entries
-from pytest_doceval.kinds.extraction.llm import Answer, read_prediction
+from pytest_doceval.kinds.extraction.llm import Answer, read_prediction, read_saved_answer
 from pytest_doceval.kinds.extraction.suite import ExtractionSuite
 from pytest_doceval.metrics.cost import COST_METRICS
 from pytest_doceval.models.config import ModelConfig
@@ -125,6 +128,29 @@ def test_a_missing_saved_output_or_ocr_text_is_an_error_of_the_plan(tmp_path: Pa
     models = load(suite_dir, runtime(m="http://127.0.0.1:9/v1"))
     with pytest.raises(CaseInputError, match=r"p1/raw.txt: missing OCR text of variant 'raw'"):
         evaluate_alone(models, ref_of(models, "p1[m-raw]"))
+
+
+@settings(max_examples=60)  # the profile has no deadline (conftest)
+@given(
+    st.binary(max_size=120)
+    | st.recursive(st.integers() | st.text(), st.lists).map(
+        lambda value: json.dumps(value).encode()
+    )
+)
+def test_a_saved_answer_is_its_bytes_read_as_a_prediction(data: bytes) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "raw.json"
+        path.write_bytes(data)
+        answer = read_saved_answer(path, "rules", "outputs/rules/raw.json")
+    assert answer.prediction == read_prediction(data)
+    assert answer.source == "outputs/rules/raw.json"
+    # files.output_digest by hand: the SHA-256 of the length, a colon, then the bytes
+    digest = hashlib.sha256(f"{len(data)}:".encode() + data).hexdigest()
+    assert answer.fingerprint == {
+        "extractor": "rules",
+        "kind": "precomputed",
+        "output_sha256": digest,
+    }
 
 
 # -- evaluate scores the results, and nothing else ------------------------------------------------
