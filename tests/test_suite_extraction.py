@@ -16,7 +16,7 @@ from scipy import stats as sps
 
 from pytest_doceval.config import StatsConfig, load_suite_spec
 from pytest_doceval.errors import CaseInputError, SuiteConfigError
-from pytest_doceval.kinds.base import RunContext, case_row
+from pytest_doceval.kinds.base import case_row, evaluate_alone
 from pytest_doceval.kinds.extraction.analyses import ExtractorPairs, OcrRobustness, VerdictCounts
 from pytest_doceval.kinds.extraction.entries import EntryFields, score_entries
 from pytest_doceval.kinds.extraction.fields import score_fields
@@ -28,7 +28,6 @@ from pytest_doceval.kinds.registry import make_suite
 from pytest_doceval.metrics.tree_edit import tree_edit_score
 from pytest_doceval.models.config import ModelConfig
 from pytest_doceval.models.runtime import ModelRuntime
-from pytest_doceval.store import Store
 from pytest_doceval.systems import build_registry
 
 ENTRIES_TOML = """[suite]
@@ -152,10 +151,6 @@ def load(suite: Path, models: ModelRuntime | None = None) -> ExtractionSuite:
     return made
 
 
-def context() -> RunContext:
-    return RunContext(Store(None, "off"))
-
-
 # -- configuration ---------------------------------------------------------------------------
 
 
@@ -274,7 +269,7 @@ def test_every_field_option_reaches_field_options(tmp_path: Path) -> None:
         alpha=0.25,
         day_first=False,
     )
-    result = suite.evaluate(suite.case_refs()[0], context())
+    result = evaluate_alone(suite, suite.case_refs()[0])
     assert not any(":" in metric for metric in result.metrics)  # per_field = false
 
 
@@ -283,7 +278,7 @@ def test_an_empty_list_key_means_the_document_is_the_list(tmp_path: Path) -> Non
     truth = SPEAKERS["p1"]["speakers"]
     pages = {"p1": {"truth": truth, "outputs": {"rules": {"gold": truth, "raw": truth[:2]}}}}
     suite = load(write_extraction_suite(tmp_path, "s", pages, toml=toml, systems=["rules"]))
-    raw = suite.evaluate(suite.case_refs()[1], context())
+    raw = evaluate_alone(suite, suite.case_refs()[1])
     assert raw.metrics["imq"] == pytest.approx(2 / 3)
     assert suite.describe()["entries"] == {"list": None, "name": "name", "set": "pages"}
 
@@ -300,7 +295,7 @@ def test_entries_metrics_equal_the_metric_functions(tmp_path: Path) -> None:
     )
     fields = EntryFields("name", "pages", "speakers")
     for ref in suite.case_refs():
-        result = suite.evaluate(ref, context())
+        result = evaluate_alone(suite, ref)
         pred = SPEAKERS[ref.case] if ref.labels["variant"] == "gold" else RAW_PREDICTIONS[ref.case]
         direct = score_entries(SPEAKERS[ref.case], pred, fields, threshold=0.5)
         expected = {**direct.metrics(), "json_valid": 1.0, "schema_valid": 1.0}
@@ -308,7 +303,7 @@ def test_entries_metrics_equal_the_metric_functions(tmp_path: Path) -> None:
         assert case_row("s", ref, result)["labels"] == dict(ref.labels)
         assert result.views["entry_alignment"] == direct.view()
         assert result.details["entry_counts"]["gold"] == direct.n_gold
-    raw = suite.evaluate(next(r for r in suite.case_refs() if r.key == "p2[rules-raw]"), context())
+    raw = evaluate_alone(suite, next(r for r in suite.case_refs() if r.key == "p2[rules-raw]"))
     # "Q" with no pages against "Blount, Amara" [322]: d_n = d_p = 1, paired but quality 0.
     assert raw.details["entry_counts"] == {
         "gold": 2, "predicted": 2, "matched": 1, "below_threshold": 1,
@@ -331,9 +326,7 @@ def test_fields_metrics_equal_the_metric_functions(tmp_path: Path) -> None:
         unordered=frozenset({"items"}),
         fuzzy_threshold=0.2,
     )
-    result = suite.evaluate(
-        next(r for r in suite.case_refs() if r.system == "rules-raw"), context()
-    )
+    result = evaluate_alone(suite, next(r for r in suite.case_refs() if r.system == "rules-raw"))
     direct = score_fields(RECEIPT, worse, options)
     expected = {
         **direct.metrics(per_field=True),
@@ -354,7 +347,7 @@ def _one(tmp_path: Path, raw: Any, *, mode: str = "entries") -> Any:
     pages = {"p1": {"truth": truth, "outputs": {"rules": {"gold": truth, "raw": raw}}}}
     toml = ENTRIES_TOML if mode == "entries" else FIELDS_TOML
     suite = load(write_extraction_suite(tmp_path, "s", pages, toml=toml, systems=["rules"]))
-    return suite.evaluate(next(r for r in suite.case_refs() if r.system == "rules-raw"), context())
+    return evaluate_alone(suite, next(r for r in suite.case_refs() if r.system == "rules-raw"))
 
 
 @pytest.mark.parametrize(
@@ -413,7 +406,7 @@ def test_a_broken_truth_is_an_error_naming_the_file(
     pages = {"p1": {"truth": truth, "outputs": {"rules": {"gold": {}, "raw": {}}}}}
     suite = load(write_extraction_suite(tmp_path, "s", pages, toml=ENTRIES_TOML, systems=["rules"]))
     with pytest.raises(CaseInputError, match=message) as raised:
-        suite.evaluate(suite.case_refs()[0], context())
+        evaluate_alone(suite, suite.case_refs()[0])
     assert "truth.json" in str(raised.value)
 
 
@@ -421,7 +414,7 @@ def test_a_missing_saved_output_is_an_error(tmp_path: Path) -> None:
     pages = {"p1": {"truth": SPEAKERS["p1"], "outputs": {"rules": {"gold": {}}}}}
     suite = load(write_extraction_suite(tmp_path, "s", pages, toml=ENTRIES_TOML, systems=["rules"]))
     with pytest.raises(CaseInputError, match=r"raw.json: missing precomputed output of rules"):
-        suite.evaluate(suite.case_refs()[1], context())
+        evaluate_alone(suite, suite.case_refs()[1])
 
 
 # -- reading predictions ------------------------------------------------------------------------
@@ -519,7 +512,7 @@ def test_llm_requests_carry_the_schema_at_temperature_zero(tmp_path: Path) -> No
 
 def stage_requests(suite: Any, refs: list[Any]) -> list[Any]:
     """The requests the suite's model stages send for `refs` (what the engine would send)."""
-    return [r for ref in refs for stage in suite.stages(ref, context()) for r in stage.build(())]
+    return [r for ref in refs for stage in suite.plan(ref).stages for r in stage.build(())]
 
 
 def test_without_a_schema_entries_get_a_derived_one_and_fields_json_object(tmp_path: Path) -> None:

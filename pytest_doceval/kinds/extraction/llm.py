@@ -23,18 +23,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pytest_doceval.engine import MISSING, ModelStage
+from pytest_doceval.engine import ModelStage
 from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemRunError
+from pytest_doceval.files import output_digest
 from pytest_doceval.store import cache_key
 from pytest_doceval.systems.two_stage import unfence
 
 if TYPE_CHECKING:
-    from pytest_doceval.kinds.base import RunContext
     from pytest_doceval.models.requests import ChatRequest
     from pytest_doceval.models.runtime import ModelHandle
 
@@ -76,6 +76,16 @@ class Prediction:
     @property
     def valid(self) -> bool:
         return self.problem is None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An extractor's answer for one (page, variant), as its plan's stage reads it: the
+    prediction, where it came from (for notes) and the fingerprint of what made it (the row's)."""
+
+    prediction: Prediction
+    source: str
+    fingerprint: Mapping[str, Any]
 
 
 def _no_constants(name: str) -> Any:
@@ -121,6 +131,19 @@ def read_prediction(data: bytes | str) -> Prediction:
     if depth(value) > MAX_DEPTH:
         return Prediction(None, f"nested more than {MAX_DEPTH} levels deep")
     return Prediction(value)
+
+
+def read_saved_answer(path: Path, extractor: str, source: str) -> Answer:
+    """A precomputed extractor's saved output (`source` as the notes show it), read as bytes:
+    one that is not UTF-8 is no prediction, not an error. Module-level: a stage's call."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:  # removed or made unreadable since it was planned
+        what = f"precomputed output of {extractor}"
+        raise CaseInputError(f"{path}: {what} cannot be read ({exc.strerror or exc})") from None
+    digest = output_digest(data)
+    fingerprint = {"extractor": extractor, "kind": "precomputed", "output_sha256": digest}
+    return Answer(read_prediction(data), source, fingerprint)
 
 
 def read_json_file(path: Path, what: str, error: type[CaseInputError | SuiteConfigError]) -> Any:
@@ -256,24 +279,23 @@ class LLMExtractor:
         )
 
     def stage(self, text: str, *, case: str) -> ModelStage:
-        """The request for `text` as an engine stage (its output: the answer's text)."""
+        """The request for `text` as an engine stage; its output is the read `Answer` (a
+        `ModelError` when the call failed, a `SystemRunError` for an empty answer: never
+        scored as an empty prediction). Its key: the fingerprint and the text's digest."""
         request = self.request(text, case=case)
         key = cache_key(self.fingerprint(), hashlib.sha256(text.encode("utf-8")).hexdigest())
         label = f"{self.name} (model {self.model.name!r}) on {case}"
-        return ModelStage(key, label, self.model.name, lambda _: [request], lambda a: a[0])
+        return ModelStage(key, label, self.model.name, lambda _: [request], self._reader(case))
 
-    def extract(self, text: str, *, case: str, ctx: RunContext | None = None) -> Prediction:
-        """The model's prediction for `text` (the engine's answer when its stage asked it);
-        a `ModelError` when the call failed and a `SystemRunError` for an empty answer (never
-        scored as an empty prediction)."""
-        found: Any = MISSING
-        if ctx is not None and ctx.engine is not None:
-            found = ctx.engine.output(self.stage(text, case=case).key)
-        answer = (
-            str(found)
-            if found is not MISSING
-            else self.model.complete(self.request(text, case=case))
-        )
-        if not answer.strip():
-            raise SystemRunError(f"model {self.model.name!r} answered with nothing for {case!r}")
-        return read_prediction(answer)
+    def _reader(self, case: str) -> Callable[[Sequence[Any]], Answer]:
+        source, fingerprint = f"model {self.model.name!r}'s answer", self.fingerprint()
+
+        def read(answers: Sequence[Any]) -> Answer:
+            answer = str(answers[0])
+            if not answer.strip():
+                raise SystemRunError(
+                    f"model {self.model.name!r} answered with nothing for {case!r}"
+                )
+            return Answer(read_prediction(answer), source, fingerprint)
+
+        return read

@@ -17,6 +17,8 @@ IMQ; ``[suite.entries]`` names ``list``, ``name``, ``set`` and optionally ``thre
 otherwise); ``systems``, the extractors. A name with ``outputs/<name>/<variant>.json`` in the
 pages is precomputed; a configured model (``[tool.doceval.models.NAME]``) is the LLM extractor
 (`extraction_llm`); anything else is an error. Saved outputs win over a model of the same name.
+A test's plan is the one stage making its answer (`plan`: the saved file read, or the model's
+request on the variant's text); `evaluate` scores that `Answer` and computes nothing else.
 
 One test per (page, extractor, variant), its id ``page[extractor-variant]``, its row labelled
 with ``extractor`` and ``variant``, so every aggregate is per variant and the analyses
@@ -28,13 +30,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pytest_doceval.config import SuiteSpec
-from pytest_doceval.engine import Plan, Stage, StageResults
-from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
-from pytest_doceval.files import output_digest, read_text
+from pytest_doceval.engine import Plan, Stage, StageResults, saved_output_stage
+from pytest_doceval.errors import CaseInputError, SuiteConfigError
+from pytest_doceval.files import read_text
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.base import CaseRef, RunContext, Suite
@@ -54,11 +57,12 @@ from pytest_doceval.kinds.extraction.fields import FIELD_METRICS, score_fields
 from pytest_doceval.kinds.extraction.llm import (
     ENTRIES_TASK,
     FIELDS_TASK,
+    Answer,
     LLMExtractor,
     Prediction,
     entries_schema,
     entries_shape,
-    read_prediction,
+    read_saved_answer,
     read_truth,
 )
 from pytest_doceval.kinds.extraction.paper import per_variant
@@ -285,48 +289,39 @@ class ExtractionSuite(Suite):
                 )
         return notes
 
-    def _variant_text(self, case: str, variant: str) -> str:
-        path = self.spec.path / case / f"{variant}.txt"
-        return read_text(path, f"OCR text of variant {variant!r}")
-
     def plan(self, ref: CaseRef) -> Plan:
-        # Transitional: the stages run in the engine; `evaluate` still reads them by key.
-        return Plan(tuple(self._stages(ref)))
-
-    def _stages(self, ref: CaseRef) -> list[Stage]:
-        """An LLM extractor's request on the (page, variant) OCR text, as a model stage."""
-        llm = self.llms.get(ref.labels.get("extractor", ""))
+        """The stage making the extractor's answer for (page, variant): reading its saved
+        output, or an LLM extractor's request on the variant's OCR text. Result: ``output``,
+        the read `Answer`. A missing saved output or OCR text is the test's error."""
+        extractor, variant = ref.labels["extractor"], ref.labels["variant"]
+        llm = self.llms.get(extractor)
         if llm is None:
-            return []
-        variant = ref.labels["variant"]
-        try:
-            text = self._variant_text(ref.case, variant)
-            return [llm.stage(text, case=f"{ref.case} ({variant})")]
-        except DocevalError:
-            return []  # its test reports the cause
+            stage = self._saved_answer_stage(ref.case, extractor, variant)
+        else:
+            stage = self._model_answer_stage(llm, ref.case, variant)
+        return Plan((stage,), {"output": stage.key})
 
-    def _predict(
-        self, case: str, extractor: str, variant: str, ctx: RunContext
-    ) -> tuple[Prediction, str, dict[str, Any]]:
-        """The prediction, where it came from (for notes) and the fingerprint."""
-        if self.kinds[extractor] == "llm":
-            llm = self.llms[extractor]
-            text = self._variant_text(case, variant)
-            prediction = llm.extract(text, case=f"{case} ({variant})", ctx=ctx)
-            return prediction, f"model {llm.model.name!r}'s answer", llm.fingerprint()
+    def _saved_answer_stage(self, case: str, extractor: str, variant: str) -> Stage:
+        """A precomputed extractor's saved output, read as bytes into an `Answer` (the key and
+        the missing-file error are `saved_output_stage`'s; only the reading differs)."""
         path = self._output_path(case, extractor, variant)
-        if not path.is_file():
-            raise CaseInputError(f"{path}: missing precomputed output of {extractor}")
         source = f"{OUTPUTS}/{extractor}/{variant}.json"
-        data = path.read_bytes()
-        fingerprint = {"extractor": extractor, "kind": "precomputed"}
-        return read_prediction(data), source, {**fingerprint, "output_sha256": output_digest(data)}
+        saved = saved_output_stage(
+            path, what=f"precomputed output of {extractor}", label=f"{source} of {case}"
+        )
+        return replace(saved, call=read_saved_answer, args=(path, extractor, source))
+
+    def _model_answer_stage(self, llm: LLMExtractor, case: str, variant: str) -> Stage:
+        path = self.spec.path / case / f"{variant}.txt"
+        text = read_text(path, f"OCR text of variant {variant!r}")
+        return llm.stage(text, case=f"{case} ({variant})")
 
     def evaluate(self, ref: CaseRef, results: StageResults, ctx: RunContext) -> CaseResult:
         extractor, variant = ref.labels["extractor"], ref.labels["variant"]
         truth_path = self.spec.path / ref.case / TRUTH
         truth = read_truth(truth_path)
-        prediction, source, fingerprint = self._predict(ref.case, extractor, variant, ctx)
+        answer: Answer = results["output"]
+        prediction, source = answer.prediction, answer.source
         notes: list[str] = []
         if not prediction.valid:
             notes.append(f"{source} is {prediction.problem}: scored as an empty prediction")
@@ -346,7 +341,7 @@ class ExtractionSuite(Suite):
             details=details,
             counts=counts,
             views=views,
-            fingerprint={**fingerprint, "variant": variant},
+            fingerprint={**answer.fingerprint, "variant": variant},
             notes=notes,
         )
 
