@@ -124,9 +124,17 @@ def read_saved_output(path: Path, what: str) -> str:
     return read_text(path, what)
 
 
-def saved_output_stage(path: Path, *, what: str, label: str) -> CpuStage:
+def saved_output_stage(
+    path: Path,
+    *,
+    what: str,
+    label: str,
+    read: Callable[..., Any] = read_saved_output,
+    args: tuple[Any, ...] | None = None,
+) -> CpuStage:
     """The stage reading a saved output: its key is the file's path and content, so an edited
-    file is a new output. A missing file is a `CaseInputError` naming it and `what` it is."""
+    file is a new output. A missing file is a `CaseInputError` naming it and `what` it is.
+    ``read(*args)`` reads it (default: its UTF-8 text, ``args`` ``(path, what)``)."""
     try:
         digest = file_digest(path)
     except FileNotFoundError:
@@ -136,7 +144,7 @@ def saved_output_stage(path: Path, *, what: str, label: str) -> CpuStage:
     return CpuStage(
         key=cache_key({"saved": str(path)}, digest),
         label=label,
-        call=read_saved_output,
-        args=(path, what),
+        call=read,
+        args=(path, what) if args is None else args,
         saved=True,
     )

@@ -30,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -302,14 +301,17 @@ class ExtractionSuite(Suite):
         return Plan((stage,), {"output": stage.key})
 
     def _saved_answer_stage(self, case: str, extractor: str, variant: str) -> Stage:
-        """A precomputed extractor's saved output, read as bytes into an `Answer` (the key and
-        the missing-file error are `saved_output_stage`'s; only the reading differs)."""
+        """A precomputed extractor's saved output, read as bytes into an `Answer` (a file that
+        is not UTF-8 scores as an empty prediction, not an error)."""
         path = self._output_path(case, extractor, variant)
         source = f"{OUTPUTS}/{extractor}/{variant}.json"
-        saved = saved_output_stage(
-            path, what=f"precomputed output of {extractor}", label=f"{source} of {case}"
+        return saved_output_stage(
+            path,
+            what=f"precomputed output of {extractor}",
+            label=f"{source} of {case}",
+            read=read_saved_answer,
+            args=(path, extractor, source),
         )
-        return replace(saved, call=read_saved_answer, args=(path, extractor, source))
 
     def _model_answer_stage(self, llm: LLMExtractor, case: str, variant: str) -> Stage:
         path = self.spec.path / case / f"{variant}.txt"
