@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from model_server import ModelServer, reply_text
 
 from pytest_doceval.cli import main as doceval
 from tests.conftest import read_report
@@ -170,3 +171,51 @@ def test_plugin_import_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def example_model_kind() -> str:
+    text = README.read_text()
+    match = re.search(r"<!-- example-model-kind.*?-->\n```python\n(.*?)```", text, re.S)
+    assert match, "README lost its example kind that asks a model"
+    return match.group(1)
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_readme_model_kind_plans_a_request_per_test_and_scores_the_answer(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    code = [line for line in example_model_kind().splitlines() if line.strip()]
+    assert len(code) <= 40  # lines of code, blank lines aside
+    countries = {"c1": ("Luxembourg", "Luxembourg"), "c2": ("France", "Paris")}
+    countries["c3"] = ("Mexico", "Mexico City")
+    with ModelServer() as server:
+        pytester.makeconftest(example_model_kind())
+        models = "".join(
+            f'\n[tool.doceval.models.{name}]\nbase_url = "{server.base_url}"\nmodel = "{name}"\n'
+            for name in ("echo-a", "echo-b")
+        )
+        pytester.makepyprojecttoml(f'[tool.doceval]\nsuites = ["cases"]\n{models}')
+        suite = pytester.path / "cases" / "capitals"
+        suite.mkdir(parents=True)
+        (suite / "suite.toml").write_text(
+            '[suite]\nkind = "capitals"\nmodels = ["echo-a", "echo-b"]\n'
+        )
+        lines = [
+            json.dumps({"id": q, "country": country, "capital": capital})
+            for q, (country, capital) in countries.items()
+        ]
+        (suite / "questions.jsonl").write_text("\n".join(lines) + "\n")
+        pytester.runpytest("--doceval", *workers).assert_outcomes(passed=6)
+        assert server.total == 6  # one request per (question, model), each sent once
+        rows = read_report(pytester.path / "doceval-report.json")["suites"]["capitals"]["results"]
+        # The test server answers with the prompt it got (model_server.reply_text): the answer
+        # names the capital exactly where the country's name holds it.
+        for row in rows:
+            country, capital = countries[row["case"]]
+            prompt = f"What is the capital of {country}? Answer in one word."
+            assert row["views"]["answer"] == reply_text([{"role": "user", "content": prompt}])
+            assert row["metrics"]["correct"] == float(capital.casefold() in prompt.casefold())
+        assert sorted(r["metrics"]["correct"] for r in rows) == [0, 0, 0, 0, 1, 1]
+        # Warm: every answer comes from the store, nothing is sent again.
+        pytester.runpytest("--doceval", *workers).assert_outcomes(passed=6)
+        assert server.total == 6
