@@ -193,3 +193,26 @@ def test_outputs_sharing_sentences_share_their_requests(
     for row in rows:
         text = (root / row["case"] / "outputs" / f"{row['system']}.md").read_text()
         assert row["metrics"]["chunk_score"] == pytest.approx(by_hand(text), abs=1e-6)
+
+
+def test_a_stored_result_that_cannot_be_read_is_scored_with_its_embeddings_planned_then(
+    pytester: pytest.Pytester, slow_server: ModelServer
+) -> None:
+    """A warm run plans no scoring stage for a test whose result is stored; if that result
+    turns out unreadable, the test is scored and its embeddings stage is run then (the
+    vectors come from the store: nothing is sent again)."""
+    root = project(pytester, slow_server, 2).parents[1]
+    pytester.runpytest("--doceval").assert_outcomes(passed=4)
+    scores = {
+        (r["case"], r["system"]): r["metrics"]["chunk_score"]
+        for r in read_report(root / "doceval-report.json")["suites"]["tides"]["results"]
+    }
+    sent = slow_server.total
+    entries = sorted((root / ".doceval-cache").rglob("*.result.json"))
+    assert len(entries) == 4
+    for entry in entries:
+        entry.write_text(entry.read_text()[:-20])  # every stored result truncated
+    pytester.runpytest("--doceval").assert_outcomes(passed=4)
+    rows = read_report(root / "doceval-report.json")["suites"]["tides"]["results"]
+    assert {(r["case"], r["system"]): r["metrics"]["chunk_score"] for r in rows} == scores
+    assert slow_server.total == sent

@@ -310,8 +310,8 @@ class ScoreCache:
 
     def has(self, key: str | None) -> bool:
         """Whether a result is stored under `key`, as far as its file says (`get` then reads
-        and checks it: a corrupt one is scored, with what its scoring stages would have given
-        computed in the test itself)."""
+        and checks it: a corrupt one is scored, its scoring stages handed to the engine
+        then)."""
         if key is None or not self.store.reads or self.store.directory is None:
             return False
         return self.store.entry_path(key, RESULT).is_file()
