@@ -75,22 +75,35 @@ class PagePlans:
         self.folder = folder
         self.env = env
         self.parsers = parsers
+        self._plans: dict[tuple[str, str, int], Plan | DocevalError] = {}  # (system, pdf, page)
         # Each PDF's (digest, page count), or why it cannot be read: checked once per run.
         self._pdfs: dict[Path, tuple[str, int] | CaseInputError] = {}
         self._outputs: dict[str, SystemOutputs] = {}  # each system folder listed once
 
     def plan(self, system: str, fact: Fact) -> Plan:
-        """The stages making `system`'s output(s) of the fact's page; an error naming the fact
-        and the cause when there is nothing to plan (its class kept: a skip stays a skip)."""
-        try:
-            if system in self.parsers:
-                return self._parse(system, fact)
-            return self._saved(system, fact)
-        except DocevalError as exc:
-            kind = type(exc) if type(exc) in _PLAIN_ERRORS else CaseInputError
+        """The stages making `system`'s output(s) of the fact's page, planned once per page
+        (errors too: every fact of a broken page reports the same cause without retrying it);
+        an error names the fact and the cause (its class kept: a skip stays a skip)."""
+        page = (system, fact.pdf, fact.page)
+        found = self._plans.get(page)
+        if found is None:
+            try:
+                found = (
+                    self._parse(system, fact)
+                    if system in self.parsers
+                    else self._saved(system, fact)
+                )
+            except DocevalError as exc:
+                found = exc
+            self._plans[page] = found
+        if isinstance(found, DocevalError):
+            kind = type(found) if type(found) in _PLAIN_ERRORS else CaseInputError
             # Chained to the original cause (a parser's own exception, for --tb=long), not to
-            # `exc`: pytest would format that traceback again for every fact of the page.
-            raise kind(f"fact {fact.id!r} ({system}, {where(fact)}): {exc}") from exc.__cause__
+            # `found`: pytest would format that traceback again for every fact of the page.
+            raise kind(f"fact {fact.id!r} ({system}, {where(fact)}): {found}") from (
+                found.__cause__
+            )
+        return found
 
     def _saved(self, system: str, fact: Fact) -> Plan:
         folder = self.folder / system
