@@ -358,13 +358,13 @@ def _frames(tb: Any) -> Any:
 
 def counting_registry(calls: list[tuple[str, int, str]]) -> SystemRegistry:
     class Counting:
-        name = "counting"
+        name = "counter"
 
         def __init__(self, settings: Any, env: Any) -> None:
             pass
 
         def fingerprint(self) -> dict[str, Any]:
-            return {"system": "counting", "version": "1"}
+            return {"system": "counter", "version": "1"}
 
         def parse(self, pdf: Path) -> str:
             with pymupdf.open(pdf) as doc:
@@ -373,7 +373,7 @@ def counting_registry(calls: list[tuple[str, int, str]]) -> SystemRegistry:
             return text
 
     registry = build_registry()
-    registry.register("counting", Counting)
+    registry.register("counter", Counting)
     return registry
 
 
@@ -382,7 +382,7 @@ def test_each_page_is_cut_parsed_once_and_cached(tmp_path: Path) -> None:
     facts = [line(f"p1-{i}", text="first page") for i in range(3)]
     facts += [line(f"p2-{i}", page=2, text="second page") for i in range(3)]
     facts += [line("p2-absent", "absent", page=2, text="first page words")]
-    write(tmp_path, {"f.jsonl": facts}, suite_toml(["counting"]))
+    write(tmp_path, {"f.jsonl": facts}, suite_toml(["counter"]))
     calls: list[tuple[str, int, str]] = []
     suite = build(tmp_path, counting_registry(calls))
     results = [evaluate_alone(suite, ref, ctx(tmp_path)) for ref in suite.case_refs()]
@@ -422,12 +422,12 @@ def test_a_parser_crash_is_an_error_naming_system_and_page(tmp_path: Path) -> No
 
 
 def shout_registry(calls: list[tuple[str, int, str]], refined: list[str]) -> SystemRegistry:
-    """`counting_registry` plus ``shout``: a two-stage system upper-casing counting's page."""
+    """`counting_registry` plus ``shout``: a two-stage system upper-casing counter's page."""
     registry = counting_registry(calls)
 
     class Shout:
         name = "shout"
-        stage1 = "counting"
+        stage1 = "counter"
 
         def __init__(self, settings: Any, env: Any) -> None:
             pass
@@ -449,7 +449,7 @@ def shout_registry(calls: list[tuple[str, int, str]], refined: list[str]) -> Sys
 def test_a_two_stage_system_refines_the_cached_page_parse(tmp_path: Path) -> None:
     make_pdf(tmp_path / "pdfs" / "a.pdf", ["first page words", "second page words"])
     facts = [line("f1", text="FIRST PAGE"), line("f2", text="FIRST PAGE WORDS")]
-    write(tmp_path, {"f.jsonl": facts}, suite_toml(["counting", "shout"]))
+    write(tmp_path, {"f.jsonl": facts}, suite_toml(["counter", "shout"]))
     calls: list[tuple[str, int, str]] = []
     refined: list[str] = []
     suite = build(tmp_path, shout_registry(calls, refined))
@@ -457,13 +457,13 @@ def test_a_two_stage_system_refines_the_cached_page_parse(tmp_path: Path) -> Non
     # Its stages: the page parse, then the refine (a CPU stage: it has no model() and
     # combine()), one key for every fact of the page.
     stages = [suite.plan(ref).stages for ref in refs]
-    assert [s.label for s in stages[0]] == ["counting on a.pdf#page=1", "shout on a.pdf#page=1"]
+    assert [s.label for s in stages[0]] == ["counter on a.pdf#page=1", "shout on a.pdf#page=1"]
     assert [s.key for s in stages[0]] == [s.key for s in stages[1]]
     results = [evaluate_alone(suite, ref, ctx(tmp_path)) for ref in refs]
     assert [r.metrics["pass"] for r in results] == [1.0, 1.0, 1.0]
     assert [name for name, _, _ in calls] == ["a_pg1.pdf"] and refined == ["a.pdf#page=1"]
     # Evaluated alone, the stage-1 parser reuses the same cached page parse.
-    evaluate_alone(suite, CaseRef("f1", "counting"), ctx(tmp_path))
+    evaluate_alone(suite, CaseRef("f1", "counter"), ctx(tmp_path))
     assert len(calls) == 1
 
 
@@ -472,19 +472,19 @@ def test_a_two_stage_system_refines_the_cached_page_parse(tmp_path: Path) -> Non
 
 def test_the_plan_keys_a_page_parse_as_the_output_cache_always_has(tmp_path: Path) -> None:
     pdf = make_pdf(tmp_path / "pdfs" / "a.pdf", ["first page words", "second page words"])
-    write(tmp_path, {"f.jsonl": [line("f1", page=2), line("f2", page=2)]}, suite_toml(["counting"]))
+    write(tmp_path, {"f.jsonl": [line("f1", page=2), line("f2", page=2)]}, suite_toml(["counter"]))
     suite = build(tmp_path, counting_registry([]))
-    plan = suite.plan(CaseRef("f1", "counting"))
+    plan = suite.plan(CaseRef("f1", "counter"))
     # The key of before plans: SHA-256 over the fingerprint and "<PDF digest>:page:<n>",
     # written out here rather than through the kind's helpers.
     digest = hashlib.sha256(pdf.read_bytes()).hexdigest()
     page = hashlib.sha256(f"{digest}:page:2".encode()).hexdigest()
-    assert plan.results == {"output": cache_key({"system": "counting", "version": "1"}, page)}
-    assert plan.stage("output").fingerprint == {"system": "counting", "version": "1"}
-    assert suite.plan(CaseRef("f2", "counting")).results == plan.results  # one parse a page
-    row = evaluate_alone(suite, CaseRef("f1", "counting"), ctx(tmp_path))
+    assert plan.results == {"output": cache_key({"system": "counter", "version": "1"}, page)}
+    assert plan.stage("output").fingerprint == {"system": "counter", "version": "1"}
+    assert suite.plan(CaseRef("f2", "counter")).results == plan.results  # one parse a page
+    row = evaluate_alone(suite, CaseRef("f1", "counter"), ctx(tmp_path))
     assert row.cache_key == plan.results["output"]
-    assert row.fingerprint == {"system": "counting", "version": "1"}
+    assert row.fingerprint == {"system": "counter", "version": "1"}
 
 
 def test_the_plan_reads_each_saved_repeat_as_a_stage_keyed_by_its_content(tmp_path: Path) -> None:
@@ -532,15 +532,15 @@ def test_a_page_that_cannot_be_parsed_is_the_plan_error_of_each_of_its_facts(
     tmp_path: Path, prepare: Callable[[Path], None], message: str
 ) -> None:
     prepare(make_pdf(tmp_path / "pdfs" / "a.pdf", ["one", "two"]))
-    write(tmp_path, {"f.jsonl": [line("f1", page=3), line("f2", page=3)]}, suite_toml(["counting"]))
+    write(tmp_path, {"f.jsonl": [line("f1", page=3), line("f2", page=3)]}, suite_toml(["counter"]))
     calls: list[tuple[str, int, str]] = []
     suite = build(tmp_path, counting_registry(calls))
     for n in (1, 2):
-        fact = rf"^fact 'f{n}' \(counting, f.jsonl:{n}\): .*{message}"
+        fact = rf"^fact 'f{n}' \(counter, f.jsonl:{n}\): .*{message}"
         with pytest.raises(CaseInputError, match=fact):
-            suite.plan(CaseRef(f"f{n}", "counting"))
+            suite.plan(CaseRef(f"f{n}", "counter"))
     with pytest.raises(CaseInputError, match=message):  # the test's error, whoever runs it
-        evaluate_alone(suite, CaseRef("f1", "counting"), ctx(tmp_path))
+        evaluate_alone(suite, CaseRef("f1", "counter"), ctx(tmp_path))
     assert calls == []  # nothing was parsed
 
 
