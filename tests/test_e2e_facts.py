@@ -309,3 +309,33 @@ def test_format_and_footnote_facts_and_the_micro_mean(pytester: pytest.Pytester)
     assert rate["micro_mean"] == pytest.approx(sum(fractions) / len(fractions))
     assert rate["pass_rate"] == pytest.approx(mean_of_file_means(list(rows.values()), "vlm"))
     assert rate["micro_mean"] != pytest.approx(rate["pass_rate"])
+
+
+def test_a_model_answering_500_errors_the_facts_of_its_page_only(pytester: pytest.Pytester) -> None:
+    """A two-stage system's model stage failing on one page is an error of that page's facts,
+    naming the model and the cause; the other page's facts are scored."""
+    from model_server import ModelServer
+
+    with ModelServer() as server:
+        pytester.makepyprojecttoml(
+            '[tool.doceval]\nsuites = ["cases"]\nvlm = "echo"\n\n[tool.doceval.models.echo]\n'
+            f'base_url = "{server.base_url}"\nmodel = "echo-1"\nmax_retries = 1\ntimeout = 5\n'
+        )
+        suite = pytester.path / "cases" / "harbour"
+        make_pdf(suite / "pdfs" / "alpha.pdf", [ALPHA[0], "A broken page [fault:500]"])
+        (suite / "suite.toml").write_text('[suite]\nkind = "facts"\nsystems = ["pymupdf+vlm"]\n')
+        (suite / "f.jsonl").write_text(
+            fact("ok", "present", text="Maintenance is due in March.")
+            + "\n"
+            + fact("lost", "present", page=2, text="A broken page")
+            + "\n"
+        )
+        pytester.runpytest("--doceval", "--tb=no").assert_outcomes(passed=2, errors=1)
+        # Page 1 once for both its facts (``ok`` and the implicit baseline fact), page 2 once
+        # and its one retry: nothing is asked again in a test's place.
+        assert server.total == 3
+    rows = {r["case"]: r for r in section(pytester)["results"]}
+    assert rows["ok"]["outcome"] == "passed"  # the echo keeps the page's words
+    assert rows["lost"]["outcome"] == "error"
+    assert "model 'echo'" in rows["lost"]["message"] and "500" in rows["lost"]["message"]
+    assert "stage pymupdf+vlm (model 'echo') on alpha.pdf#page=2" in rows["lost"]["message"]

@@ -18,10 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_doceval.config import StatsConfig, load_suite_spec
+from pytest_doceval.engine import Engine, StageFailed, StageNotPlanned
+from pytest_doceval.engine.executors import ExecutorSlot, parse_executor
+from pytest_doceval.engine.plan import gather
 from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemUnavailable
 from pytest_doceval.html.codec import Chunk
 from pytest_doceval.html.model import SuiteView
-from pytest_doceval.kinds.base import CaseRef, RunContext, case_row
+from pytest_doceval.kinds.base import CaseRef, RunContext, case_row, evaluate_alone
 from pytest_doceval.kinds.facts import FACT_TYPES, FactError
 from pytest_doceval.kinds.facts import html as html_facts
 from pytest_doceval.kinds.facts.analyses import PassRateAnalysis
@@ -29,7 +32,7 @@ from pytest_doceval.kinds.facts.entries import load_entries
 from pytest_doceval.kinds.facts.suite import FactsSuite
 from pytest_doceval.kinds.registry import make_suite
 from pytest_doceval.report.analysis import analyse_suite
-from pytest_doceval.store import Store
+from pytest_doceval.store import Store, cache_key
 from pytest_doceval.systems import SystemRegistry, build_registry
 from tests.conftest import make_pdf
 
@@ -250,7 +253,7 @@ def test_repeats_pass_when_more_than_half_pass(
 ) -> None:
     texts = ["it says some words here" if h else "it says other things" for h in holds]
     suite = repeats_suite(tmp_path, texts)
-    result = suite.evaluate(CaseRef("f1", "vlm"), ctx(tmp_path, {"pass": passed}))
+    result = evaluate_alone(suite, CaseRef("f1", "vlm"), ctx(tmp_path, {"pass": passed}))
     assert result.metrics == {"pass": passed}
     assert result.details["pass_fraction"] == pytest.approx(fraction)
     assert result.details["repeats"] == len(holds)
@@ -273,21 +276,21 @@ def test_repeats_pass_when_more_than_half_pass(
 def test_a_failing_fact_fails_unless_the_baseline_failed_it_too(tmp_path: Path) -> None:
     suite = repeats_suite(tmp_path, ["nothing relevant"])
     ref = CaseRef("f1", "vlm")
-    new = suite.evaluate(ref, ctx(tmp_path))
+    new = evaluate_alone(suite, ref, ctx(tmp_path))
     assert len(new.failures) == 1
     assert new.failures[0].startswith("present fact 'f1' fails for vlm: 'some words' not found")
     assert "threshold 1.000" in new.failures[0] and "(f.jsonl:1)" in new.failures[0]
     assert "no baseline records it" in new.failures[0]
-    regressed = suite.evaluate(ref, ctx(tmp_path, {"pass": 1.0}))
+    regressed = evaluate_alone(suite, ref, ctx(tmp_path, {"pass": 1.0}))
     assert "it passed in the baseline" in regressed.failures[0]
-    known = suite.evaluate(ref, ctx(tmp_path, {"pass": 0.0}))
+    known = evaluate_alone(suite, ref, ctx(tmp_path, {"pass": 0.0}))
     assert known.failures == [] and known.metrics == {"pass": 0.0}
     assert known.notes[0].startswith("known failure (it failed in the baseline too): ")
 
 
 def test_the_view_shows_the_fact_as_written_and_each_repeat(tmp_path: Path) -> None:
     suite = repeats_suite(tmp_path, ["some words", "none"], case_sensitive=False, max_diffs=1)
-    view = suite.evaluate(CaseRef("f1", "vlm"), ctx(tmp_path)).views["fact_check"]
+    view = evaluate_alone(suite, CaseRef("f1", "vlm"), ctx(tmp_path)).views["fact_check"]
     assert view["fact"] == {
         "pdf": "a.pdf",
         "page": 1,
@@ -304,17 +307,19 @@ def test_the_view_shows_the_fact_as_written_and_each_repeat(tmp_path: Path) -> N
 def test_latin_only_follows_the_language(tmp_path: Path) -> None:
     write(tmp_path, {"f.jsonl": [line("b", "baseline")]}, suite_toml(["vlm"]))
     outputs(tmp_path, "vlm", {"a_pg1": ["Hello 世界"]})
-    assert build(tmp_path).evaluate(CaseRef("b", "vlm"), ctx(tmp_path)).metrics["pass"] == 0.0
+    assert (
+        evaluate_alone(build(tmp_path), CaseRef("b", "vlm"), ctx(tmp_path)).metrics["pass"] == 0.0
+    )
     (tmp_path / "suite.toml").write_text(suite_toml(["vlm"], 'language = "mixed"\n'))
     suite = build(tmp_path)
     assert suite.scoring_id == "olmocr-facts@r2:mixed"
-    assert suite.evaluate(CaseRef("b", "vlm"), ctx(tmp_path)).metrics["pass"] == 1.0
+    assert evaluate_alone(suite, CaseRef("b", "vlm"), ctx(tmp_path)).metrics["pass"] == 1.0
 
 
 def test_a_math_fact_that_cannot_be_decided_is_skipped(tmp_path: Path) -> None:
     suite = repeats_suite(tmp_path, ["$$x^{2}$$"], kind="math", math="x^2")
     with pytest.raises(SystemUnavailable, match=r"fact 'f1' skipped \(f.jsonl:1\): no equation"):
-        suite.evaluate(CaseRef("f1", "vlm"), ctx(tmp_path))
+        evaluate_alone(suite, CaseRef("f1", "vlm"), ctx(tmp_path))
     assert any("math facts compare LaTeX as text" in n for n in suite.notes())
 
 
@@ -327,14 +332,17 @@ def test_missing_output_and_bad_fact_errors_name_the_fact(tmp_path: Path) -> Non
     outputs(tmp_path, "vlm", {"a_pg1": ["some words"]})
     (tmp_path / "vlm" / "a_pg1_repeat2.md").write_bytes(b"caf\xe9")
     suite = build(tmp_path)
-    with pytest.raises(CaseInputError, match=r"fact 'f1' \(vlm, f.jsonl:1\): .*not UTF-8"):
-        suite.evaluate(CaseRef("f1", "vlm"), ctx(tmp_path))
+    # A saved output is read by its stage: the file and the stage are named.
+    with pytest.raises(
+        StageFailed, match=r"a_pg1_repeat2.md: precomputed output is not UTF-8 .*\(stage vlm/a_pg1"
+    ):
+        evaluate_alone(suite, CaseRef("f1", "vlm"), ctx(tmp_path))
     with pytest.raises(CaseInputError, match=r"a_pg2_repeat1.md: missing output of vlm"):
-        suite.evaluate(CaseRef("f2", "vlm"), ctx(tmp_path))
+        evaluate_alone(suite, CaseRef("f2", "vlm"), ctx(tmp_path))
     depths = []
     for _ in range(5):  # the same clear error each time, its traceback not growing
         with pytest.raises(FactError, match=r"f.jsonl:3: fact 'bad': unknown fact type") as exc:
-            suite.evaluate(CaseRef("bad", "vlm"), ctx(tmp_path))
+            evaluate_alone(suite, CaseRef("bad", "vlm"), ctx(tmp_path))
         depths.append(len(list(_frames(exc.value.__traceback__))))
     assert len(set(depths)) == 1
 
@@ -350,13 +358,13 @@ def _frames(tb: Any) -> Any:
 
 def counting_registry(calls: list[tuple[str, int, str]]) -> SystemRegistry:
     class Counting:
-        name = "counting"
+        name = "counter"
 
         def __init__(self, settings: Any, env: Any) -> None:
             pass
 
         def fingerprint(self) -> dict[str, Any]:
-            return {"system": "counting", "version": "1"}
+            return {"system": "counter", "version": "1"}
 
         def parse(self, pdf: Path) -> str:
             with pymupdf.open(pdf) as doc:
@@ -365,7 +373,7 @@ def counting_registry(calls: list[tuple[str, int, str]]) -> SystemRegistry:
             return text
 
     registry = build_registry()
-    registry.register("counting", Counting)
+    registry.register("counter", Counting)
     return registry
 
 
@@ -374,10 +382,10 @@ def test_each_page_is_cut_parsed_once_and_cached(tmp_path: Path) -> None:
     facts = [line(f"p1-{i}", text="first page") for i in range(3)]
     facts += [line(f"p2-{i}", page=2, text="second page") for i in range(3)]
     facts += [line("p2-absent", "absent", page=2, text="first page words")]
-    write(tmp_path, {"f.jsonl": facts}, suite_toml(["counting"]))
+    write(tmp_path, {"f.jsonl": facts}, suite_toml(["counter"]))
     calls: list[tuple[str, int, str]] = []
     suite = build(tmp_path, counting_registry(calls))
-    results = [suite.evaluate(ref, ctx(tmp_path)) for ref in suite.case_refs()]
+    results = [evaluate_alone(suite, ref, ctx(tmp_path)) for ref in suite.case_refs()]
     assert all(r.metrics["pass"] == 1.0 for r in results)
     assert [(name, pages) for name, pages, _ in calls] == [("a_pg1.pdf", 1), ("a_pg2.pdf", 1)]
     assert "second" not in calls[0][2] and "first" not in calls[1][2]
@@ -385,27 +393,8 @@ def test_each_page_is_cut_parsed_once_and_cached(tmp_path: Path) -> None:
     # Another run (a new suite object) finds both pages in the cache.
     again = build(tmp_path, counting_registry(calls))
     for ref in again.case_refs():
-        again.evaluate(ref, ctx(tmp_path))
+        evaluate_alone(again, ref, ctx(tmp_path))
     assert len(calls) == 2
-
-
-@pytest.mark.parametrize(
-    ("prepare", "message"),
-    [
-        (lambda p: p.write_bytes(b"%PDF-1.4 not really"), "not a readable PDF"),
-        (lambda p: p.unlink(), "missing PDF"),
-        (lambda p: None, "the fact is on page 3 but the PDF has 2 pages"),
-    ],
-)
-def test_unusable_pdfs_error_naming_fact_and_cause(
-    tmp_path: Path, prepare: Callable[[Path], None], message: str
-) -> None:
-    pdf = make_pdf(tmp_path / "pdfs" / "a.pdf", ["one", "two"])
-    prepare(pdf)
-    write(tmp_path, {"f.jsonl": [line("f1", page=3)]}, suite_toml(["counting"]))
-    suite = build(tmp_path, counting_registry([]))
-    with pytest.raises(CaseInputError, match=rf"fact 'f1' \(counting, f.jsonl:1\): .*{message}"):
-        suite.evaluate(CaseRef("f1", "counting"), ctx(tmp_path))
 
 
 def test_a_parser_crash_is_an_error_naming_system_and_page(tmp_path: Path) -> None:
@@ -428,21 +417,17 @@ def test_a_parser_crash_is_an_error_naming_system_and_page(tmp_path: Path) -> No
     registry.register("boom", Boom)
     suite = build(tmp_path, registry)
     with pytest.raises(Exception, match=r"boom failed on a.pdf#page=1: RuntimeError: kaput") as e:
-        suite.evaluate(CaseRef("f1", "boom"), ctx(tmp_path))
+        evaluate_alone(suite, CaseRef("f1", "boom"), ctx(tmp_path))
     assert isinstance(e.value.__cause__, RuntimeError)  # kept for --tb=long
 
 
-def test_a_two_stage_system_refines_the_cached_page_parse(tmp_path: Path) -> None:
-    make_pdf(tmp_path / "pdfs" / "a.pdf", ["first page words", "second page words"])
-    facts = [line("f1", text="FIRST PAGE"), line("f2", text="FIRST PAGE WORDS")]
-    write(tmp_path, {"f.jsonl": facts}, suite_toml(["counting", "shout"]))
-    calls: list[tuple[str, int, str]] = []
-    refined: list[str] = []
+def shout_registry(calls: list[tuple[str, int, str]], refined: list[str]) -> SystemRegistry:
+    """`counting_registry` plus ``shout``: a two-stage system upper-casing counter's page."""
     registry = counting_registry(calls)
 
     class Shout:
         name = "shout"
-        stage1 = "counting"
+        stage1 = "counter"
 
         def __init__(self, settings: Any, env: Any) -> None:
             pass
@@ -458,19 +443,105 @@ def test_a_two_stage_system_refines_the_cached_page_parse(tmp_path: Path) -> Non
             return stage1_text.upper()
 
     registry.register("shout", Shout)
-    suite = build(tmp_path, registry)
+    return registry
+
+
+def test_a_two_stage_system_refines_the_cached_page_parse(tmp_path: Path) -> None:
+    make_pdf(tmp_path / "pdfs" / "a.pdf", ["first page words", "second page words"])
+    facts = [line("f1", text="FIRST PAGE"), line("f2", text="FIRST PAGE WORDS")]
+    write(tmp_path, {"f.jsonl": facts}, suite_toml(["counter", "shout"]))
+    calls: list[tuple[str, int, str]] = []
+    refined: list[str] = []
+    suite = build(tmp_path, shout_registry(calls, refined))
     refs = [r for r in suite.case_refs() if r.system == "shout"]
     # Its stages: the page parse, then the refine (a CPU stage: it has no model() and
     # combine()), one key for every fact of the page.
-    stages = [suite.stages(ref, ctx(tmp_path)) for ref in refs]
-    assert [s.label for s in stages[0]] == ["counting on a.pdf#page=1", "shout on a.pdf#page=1"]
+    stages = [suite.plan(ref).stages for ref in refs]
+    assert [s.label for s in stages[0]] == ["counter on a.pdf#page=1", "shout on a.pdf#page=1"]
     assert [s.key for s in stages[0]] == [s.key for s in stages[1]]
-    results = [suite.evaluate(ref, ctx(tmp_path)) for ref in refs]
+    results = [evaluate_alone(suite, ref, ctx(tmp_path)) for ref in refs]
     assert [r.metrics["pass"] for r in results] == [1.0, 1.0, 1.0]
     assert [name for name, _, _ in calls] == ["a_pg1.pdf"] and refined == ["a.pdf#page=1"]
     # Evaluated alone, the stage-1 parser reuses the same cached page parse.
-    suite.evaluate(CaseRef("f1", "counting"), ctx(tmp_path))
+    evaluate_alone(suite, CaseRef("f1", "counter"), ctx(tmp_path))
     assert len(calls) == 1
+
+
+# -- the plan: the only description of the work --------------------------------------------
+
+
+def test_the_plan_keys_a_page_parse_as_the_output_cache_always_has(tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "pdfs" / "a.pdf", ["first page words", "second page words"])
+    write(tmp_path, {"f.jsonl": [line("f1", page=2), line("f2", page=2)]}, suite_toml(["counter"]))
+    suite = build(tmp_path, counting_registry([]))
+    plan = suite.plan(CaseRef("f1", "counter"))
+    # The key of before plans: SHA-256 over the fingerprint and "<PDF digest>:page:<n>",
+    # written out here rather than through the kind's helpers.
+    digest = hashlib.sha256(pdf.read_bytes()).hexdigest()
+    page = hashlib.sha256(f"{digest}:page:2".encode()).hexdigest()
+    assert plan.results == {"output": cache_key({"system": "counter", "version": "1"}, page)}
+    assert plan.stage("output").fingerprint == {"system": "counter", "version": "1"}
+    assert suite.plan(CaseRef("f2", "counter")).results == plan.results  # one parse a page
+    row = evaluate_alone(suite, CaseRef("f1", "counter"), ctx(tmp_path))
+    assert row.cache_key == plan.results["output"]
+    assert row.fingerprint == {"system": "counter", "version": "1"}
+
+
+def test_the_plan_reads_each_saved_repeat_as_a_stage_keyed_by_its_content(tmp_path: Path) -> None:
+    suite = repeats_suite(tmp_path, ["one", "two", "three"])
+    plan = suite.plan(CaseRef("f1", "vlm"))
+    assert list(plan.results) == ["output", "repeat2", "repeat3"]
+    assert [s.label for s in plan.stages] == [f"vlm/a_pg1_repeat{n}.md" for n in (1, 2, 3)]
+    assert all(s.fingerprint is None for s in plan.stages)  # nothing stored: the file is there
+    (tmp_path / "vlm" / "a_pg1_repeat2.md").write_text("two, edited")
+    edited = build(tmp_path).plan(CaseRef("f1", "vlm"))
+    assert [edited.results[n] == plan.results[n] for n in plan.results] == [True, False, True]
+
+
+def test_a_result_whose_stage_was_never_run_errors_and_nothing_is_computed(
+    tmp_path: Path,
+) -> None:
+    make_pdf(tmp_path / "pdfs" / "a.pdf", ["first page words"])
+    write(tmp_path, {"f.jsonl": [line("f1", text="FIRST PAGE")]}, suite_toml(["shout"]))
+    calls: list[tuple[str, int, str]] = []
+    refined: list[str] = []
+    suite = build(tmp_path, shout_registry(calls, refined))
+    plan = suite.plan(CaseRef("f1", "shout"))
+    engine = Engine(ExecutorSlot(parse_executor("threads", workers=1)), Store(None, "off"))
+    try:
+        engine.add(plan.stages[:1])  # the page parse, not the refine that makes the output
+        with pytest.raises(
+            StageNotPlanned,
+            match=r"^facts/f1\[shout\]: stage shout on a.pdf#page=1 was never planned",
+        ):
+            gather(plan, engine.output, engine.knows, "facts/f1[shout]")
+    finally:
+        engine.close()
+    assert refined == []  # not refined in its place
+
+
+@pytest.mark.parametrize(
+    ("prepare", "message"),
+    [
+        (lambda p: p.write_bytes(b"%PDF-1.4 not really"), "not a readable PDF"),
+        (lambda p: p.unlink(), "missing PDF"),
+        (lambda p: None, "the fact is on page 3 but the PDF has 2 pages"),
+    ],
+)
+def test_a_page_that_cannot_be_parsed_is_the_plan_error_of_each_of_its_facts(
+    tmp_path: Path, prepare: Callable[[Path], None], message: str
+) -> None:
+    prepare(make_pdf(tmp_path / "pdfs" / "a.pdf", ["one", "two"]))
+    write(tmp_path, {"f.jsonl": [line("f1", page=3), line("f2", page=3)]}, suite_toml(["counter"]))
+    calls: list[tuple[str, int, str]] = []
+    suite = build(tmp_path, counting_registry(calls))
+    for n in (1, 2):
+        fact = rf"^fact 'f{n}' \(counter, f.jsonl:{n}\): .*{message}"
+        with pytest.raises(CaseInputError, match=fact):
+            suite.plan(CaseRef(f"f{n}", "counter"))
+    with pytest.raises(CaseInputError, match=message):  # the test's error, whoever runs it
+        evaluate_alone(suite, CaseRef("f1", "counter"), ctx(tmp_path))
+    assert calls == []  # nothing was parsed
 
 
 # -- the pass_rate analysis -----------------------------------------------------------------

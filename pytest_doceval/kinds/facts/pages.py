@@ -1,15 +1,19 @@
-"""Each system's output(s) of each page of a facts suite, read or parsed once per run.
+"""How each system's output(s) of a fact's page are made: the plan of one facts test.
 
 A precomputed system's outputs are its repeat files (``<stem>_pg<page>_repeat<N>.md``, found by
-`facts.find_repeat_outputs`). A registered parser parses the page itself: the page is cut from
-the PDF into a one-page PDF (any parser can read that; a parse of the whole PDF would have to be
-split into pages again, and PyMuPDF's joins them with blank lines), written to a temporary folder
-of the run only when the output cache has no parse of it. The cache keys a page's output by the
-parser's fingerprint and (PDF digest, page number); a two-stage system's stage 1 is the same
-cached page parse its parser gets when it runs alone, as in the documents kind.
+`layout.SystemOutputs`), each a saved-output stage (`saved_output_stage`: free, keyed by the
+file's path and digest). A registered parser parses the page itself: the page is cut from the PDF
+into a one-page PDF (any parser can read that; a parse of the whole PDF would have to be split
+into pages again, and PyMuPDF's joins them with blank lines) inside the stage. The stage's key is
+the output cache's key of a page: the parser's fingerprint and (PDF digest, page number); a
+two-stage system's stage 1 is the same page parse its parser gets when it runs alone
+(`systems.staged.parse_stages`, as in the documents kind). Every fact of a page plans the same
+keys, so the engine reads or parses a page once per system however many facts it has.
 
-An error is kept per page, so every fact of a broken page reports the same cause without retrying
-it, and is raised naming the fact.
+The plan names its results: ``output`` (the parse, or the first repeat) and ``repeat2``,
+``repeat3`` ... (a precomputed system's further repeats), listed in order by `repeat_results`.
+What makes a page unplannable (a missing PDF or output, an unreadable PDF, a page the PDF does
+not have) is the plan's error, naming the fact; a PDF is opened once per run to check it.
 """
 
 from __future__ import annotations
@@ -17,41 +21,44 @@ from __future__ import annotations
 import hashlib
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pytest_doceval.atomic import write_bytes_atomic
-from pytest_doceval.engine import Stage
+from pytest_doceval.engine import CpuStage, Plan, StageResults, saved_output_stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SystemRunError, SystemUnavailable
-from pytest_doceval.files import output_digest, read_text
-from pytest_doceval.kinds.base import RunContext
-from pytest_doceval.kinds.facts import Fact, PageOutput, output_path
+from pytest_doceval.kinds.facts import Fact, output_path
 from pytest_doceval.kinds.facts.layout import PDF_DIR, SystemOutputs
 from pytest_doceval.kinds.facts.model import IMPLICIT_BASELINE_FILE
 from pytest_doceval.store import file_digest
 from pytest_doceval.systems import Parser, SystemEnv
-from pytest_doceval.systems.base import RefiningParser, run_system
+from pytest_doceval.systems.base import run_system
 from pytest_doceval.systems.staged import parse_stages
 
-__all__ = ["Page", "PageOutputs", "where"]
+__all__ = ["PagePlans", "repeat_results", "saved_file", "where"]
+
+OUTPUT = "output"  # the result a test scores: the page's parse, or its first repeat
 
 
-@dataclass(frozen=True)
-class Page:
-    """A system's output(s) of one page: one per repeat file, or one parse."""
-
-    outputs: list[PageOutput]
-    fingerprint: dict[str, Any]
-    key: str | None
-    notes: tuple[str, ...] = ()
+def repeat_result(n: int) -> str:
+    """The name of repeat `n`'s result (1-based): the first is the ``output``."""
+    return OUTPUT if n == 1 else f"repeat{n}"
 
 
-@dataclass(frozen=True)
-class Parsed:
-    text: str
-    fingerprint: dict[str, Any]
-    key: str
+def repeat_results(results: StageResults) -> list[str]:
+    """The names of the page's outputs a plan of `PagePlans` made, in repeat order."""
+    names = [OUTPUT]
+    while repeat_result(len(names) + 1) in results:
+        names.append(repeat_result(len(names) + 1))
+    return names
+
+
+def saved_file(results: StageResults) -> Path:
+    """The file a precomputed system's first repeat was read from (its plan's ``output``)."""
+    stage = results.stages[OUTPUT]
+    path = stage.args[0] if isinstance(stage, CpuStage) and stage.saved else None
+    if not isinstance(path, Path):
+        raise TypeError(f"result {OUTPUT!r} was not planned as a saved output")
+    return path
 
 
 def where(fact: Fact) -> str:
@@ -61,32 +68,34 @@ def where(fact: Fact) -> str:
     return f"{fact.file}:{fact.line}"
 
 
-class PageOutputs:
-    """The page outputs of one suite's systems (`parsers`: the registered ones it names)."""
+class PagePlans:
+    """The plans of one suite's tests (`parsers`: the registered systems it names)."""
 
     def __init__(self, folder: Path, env: SystemEnv, parsers: Mapping[str, Parser]) -> None:
         self.folder = folder
         self.env = env
         self.parsers = parsers
-        self._pages: dict[tuple[str, str, int], Page | DocevalError] = {}
-        self._digests: dict[Path, str] = {}
+        self._plans: dict[tuple[str, str, int], Plan | DocevalError] = {}  # (system, pdf, page)
+        # Each PDF's (digest, page count), or why it cannot be read: checked once per run.
+        self._pdfs: dict[Path, tuple[str, int] | CaseInputError] = {}
         self._outputs: dict[str, SystemOutputs] = {}  # each system folder listed once
-        self._tmp: tempfile.TemporaryDirectory[str] | None = None
 
-    def get(self, system: str, fact: Fact, ctx: RunContext) -> Page:
-        """`system`'s output(s) of the fact's page, read or parsed once per run (errors too:
-        every fact of a broken page reports the same cause without retrying it)."""
-        key = (system, fact.pdf, fact.page)
-        found = self._pages.get(key)
+    def plan(self, system: str, fact: Fact) -> Plan:
+        """The stages making `system`'s output(s) of the fact's page, planned once per page
+        (errors too: every fact of a broken page reports the same cause without retrying it);
+        an error names the fact and the cause (its class kept: a skip stays a skip)."""
+        page = (system, fact.pdf, fact.page)
+        found = self._plans.get(page)
         if found is None:
             try:
-                if system in self.parsers:
-                    found = self._parsed_page(system, fact, ctx)
-                else:
-                    found = self._precomputed_page(system, fact)
+                found = (
+                    self._parse(system, fact)
+                    if system in self.parsers
+                    else self._saved(system, fact)
+                )
             except DocevalError as exc:
                 found = exc
-            self._pages[key] = found
+            self._plans[page] = found
         if isinstance(found, DocevalError):
             kind = type(found) if type(found) in _PLAIN_ERRORS else CaseInputError
             # Chained to the original cause (a parser's own exception, for --tb=long), not to
@@ -96,24 +105,7 @@ class PageOutputs:
             )
         return found
 
-    def stages(self, system: str, fact: Fact) -> list[Stage]:
-        """The stages of `system`'s parse of the fact's page (none for a precomputed system,
-        or when the PDF is missing: the test says so)."""
-        pdf = self.folder / PDF_DIR / fact.pdf
-        if system not in self.parsers or not pdf.is_file():
-            return []
-        label = _page_label(fact)
-        return parse_stages(
-            system,
-            lambda name: self.parsers.get(name) or self.env.system(name),
-            input_digest=_page_input(self._digest(pdf), fact.page),
-            call=parse_page,
-            args=(pdf, fact.page),
-            what=label,
-            case=label,
-        )
-
-    def _precomputed_page(self, system: str, fact: Fact) -> Page:
+    def _saved(self, system: str, fact: Fact) -> Plan:
         folder = self.folder / system
         outputs = self._outputs.get(system)
         if outputs is None:
@@ -125,63 +117,55 @@ class PageOutputs:
                 f"{expected}: missing output of {system} for {fact.pdf} page {fact.page} "
                 "(no <stem>_pg<page>_repeat<N>.md)"
             )
-        texts = [read_text(path, "precomputed output") for path in paths]
-        notes = () if any(t.strip() for t in texts) else (f"{paths[0].name} is empty",)
-        fingerprint = {
-            "system": system,
-            "kind": "precomputed",
-            "repeats": len(texts),
-            "output_sha256": output_digest(*texts),
-        }
-        return Page([PageOutput(t) for t in texts], fingerprint, None, notes)
-
-    def _parsed_page(self, system: str, fact: Fact, ctx: RunContext) -> Page:
-        pdf = self.folder / PDF_DIR / fact.pdf
-        if not pdf.is_file():
-            raise CaseInputError(f"{pdf}: missing PDF (a fact's pdf is a path inside {PDF_DIR}/)")
-        parsed = self._parse(system, pdf, fact, ctx)
-        notes = () if parsed.text.strip() else (f"{system} returned no text for this page",)
-        return Page([PageOutput(parsed.text)], parsed.fingerprint, parsed.key, notes)
-
-    def _parse(self, system: str, pdf: Path, fact: Fact, ctx: RunContext) -> Parsed:
-        """`system`'s text of the page, through the output cache; a two-stage system's stage 1
-        is the same cached page parse its parser gets when evaluated alone."""
-        parser = self.parsers.get(system) or self.env.system(system)
-        label = _page_label(fact)
-        if isinstance(parser, RefiningParser):
-            first = self._parse(parser.stage1, pdf, fact, ctx)
-            fingerprint = parser.fingerprint()
-            cached = ctx.output(
-                fingerprint,
-                first.key,
-                lambda: run_system(system, label, lambda: parser.refine(first.text, case=label)),
+        stages = [
+            saved_output_stage(
+                path, what="precomputed output", label=f"{system}/{path.relative_to(folder)}"
             )
-            return Parsed(cached.text, fingerprint, cached.key)
-        fingerprint = parser.fingerprint()
-        digest = self._digest(pdf)
-        cached = ctx.output(
-            fingerprint,
-            _page_input(digest, fact.page),
-            lambda: run_system(
-                system, label, lambda: parser.parse(self._page_pdf(pdf, digest, fact.page))
-            ),
+            for path in paths
+        ]
+        results = {repeat_result(n): stage.key for n, stage in enumerate(stages, start=1)}
+        return Plan(tuple(stages), results)
+
+    def _parse(self, system: str, fact: Fact) -> Plan:
+        pdf = self.folder / PDF_DIR / fact.pdf
+        digest = self._check_page(pdf, fact.page)
+        label = f"{fact.pdf}#page={fact.page}"
+        stages = parse_stages(
+            system,
+            lambda name: self.parsers.get(name) or self.env.system(name),
+            input_digest=_page_input(digest, fact.page),
+            call=parse_page,
+            args=(pdf, fact.page),
+            what=label,
+            case=label,
         )
-        return Parsed(cached.text, fingerprint, cached.key)
+        return Plan(tuple(stages), {OUTPUT: stages[-1].key})
 
-    def _digest(self, pdf: Path) -> str:
-        if pdf not in self._digests:
-            self._digests[pdf] = file_digest(pdf)
-        return self._digests[pdf]
+    def _check_page(self, pdf: Path, page: int) -> str:
+        """`pdf`'s digest, once it is known to be a readable PDF with page `page`."""
+        found = self._pdfs.get(pdf)
+        if found is None:
+            found = self._pdfs[pdf] = _read_pdf(pdf)
+        if isinstance(found, CaseInputError):
+            raise CaseInputError(str(found)) from found.__cause__
+        digest, pages = found
+        if page > pages:
+            raise _no_such_page(pdf, page, pages)
+        return digest
 
-    def _page_pdf(self, pdf: Path, digest: str, page: int) -> Path:
-        """Page `page` of `pdf` as a one-page PDF file any parser can read (a temporary
-        folder of this run, written only when the cache has no parse of it)."""
-        if self._tmp is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="doceval-facts-")
-        target = Path(self._tmp.name, digest[:16], f"{pdf.stem}_pg{page}.pdf")
-        if target.is_file():
-            return target
-        return write_bytes_atomic(target, _cut_page(pdf, page))
+
+def _read_pdf(pdf: Path) -> tuple[str, int] | CaseInputError:
+    """`pdf`'s digest and page count, or why it cannot be read."""
+    if not pdf.is_file():
+        return CaseInputError(f"{pdf}: missing PDF (a fact's pdf is a path inside {PDF_DIR}/)")
+    from pytest_doceval.systems.pdf import open_pdf  # PyMuPDF: only when a system parses
+
+    try:
+        with open_pdf(pdf) as doc:
+            pages: int = doc.page_count
+    except CaseInputError as exc:
+        return exc
+    return file_digest(pdf), pages
 
 
 def parse_page(system: str, parser: Parser, pdf: Path, page: int) -> str:
@@ -199,11 +183,8 @@ def _cut_page(pdf: Path, page: int) -> bytes:
     from pytest_doceval.systems.pdf import open_pdf
 
     with open_pdf(pdf) as doc:
-        if page > doc.page_count:
-            plural = "s" if doc.page_count != 1 else ""
-            raise CaseInputError(
-                f"{pdf}: the fact is on page {page} but the PDF has {doc.page_count} page{plural}"
-            )
+        if page > doc.page_count:  # checked when planned; the file may have changed since
+            raise _no_such_page(pdf, page, doc.page_count)
         # PyMuPDF's Document methods are unannotated (pyproject's mypy overrides say so).
         single = pymupdf.open()  # type: ignore[no-untyped-call]
         single.insert_pdf(doc, from_page=page - 1, to_page=page - 1)  # type: ignore[no-untyped-call]
@@ -221,5 +202,6 @@ def _page_input(digest: str, page: int) -> str:
     return hashlib.sha256(f"{digest}:page:{page}".encode()).hexdigest()
 
 
-def _page_label(fact: Fact) -> str:
-    return f"{fact.pdf}#page={fact.page}"
+def _no_such_page(pdf: Path, page: int, pages: int) -> CaseInputError:
+    plural = "s" if pages != 1 else ""
+    return CaseInputError(f"{pdf}: the fact is on page {page} but the PDF has {pages} page{plural}")

@@ -30,8 +30,10 @@ fails the run on a significant paired drop in the facts passed.
 A math fact whose equations differ from it only as text is skipped (olmOCR-bench compares KaTeX
 renderings; no renderer ships here), and a skipped fact is left out of pass_rate.
 
-A page is read or parsed once per system however many facts it has (`facts_pages`: a parser
-gets the page cut into a one-page PDF, and its output is cached by (PDF digest, page)).
+A test's plan (`pages.PagePlans`) is its system's parse of the fact's page -- a parser gets the
+page cut into a one-page PDF, its output cached by (PDF digest, page) -- or the saved repeat
+files; every fact of a page plans the same stages, so a page is read or parsed once per system
+however many facts it has. ``evaluate`` only checks the fact against the finished outputs.
 """
 
 from __future__ import annotations
@@ -41,8 +43,9 @@ from dataclasses import fields
 from typing import Any, ClassVar
 
 from pytest_doceval.config import SuiteSpec
-from pytest_doceval.engine import Plan, Stage, StageResults
-from pytest_doceval.errors import DocevalError, SuiteConfigError, SystemUnavailable
+from pytest_doceval.engine import Plan, StageResults
+from pytest_doceval.errors import SuiteConfigError, SystemUnavailable
+from pytest_doceval.files import output_digest
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.base import (
@@ -58,6 +61,7 @@ from pytest_doceval.kinds.facts import (
     FactError,
     FactResult,
     MathFact,
+    PageOutput,
     check,
     check_repeats,
     html,
@@ -65,7 +69,13 @@ from pytest_doceval.kinds.facts import (
 from pytest_doceval.kinds.facts.analyses import PassRateAnalysis
 from pytest_doceval.kinds.facts.entries import Entry, load_entries
 from pytest_doceval.kinds.facts.layout import PDF_DIR
-from pytest_doceval.kinds.facts.pages import PageOutputs, where
+from pytest_doceval.kinds.facts.pages import (
+    OUTPUT,
+    PagePlans,
+    repeat_results,
+    saved_file,
+    where,
+)
 from pytest_doceval.kinds.facts.paper import pass_rates
 from pytest_doceval.metrics.spec import MetricSpec
 from pytest_doceval.paper import TableBuilder
@@ -119,7 +129,8 @@ class FactsSuite(Suite):
             for case, entry in self.entries.items()
             for system in self.systems
         ]
-        self.pages = PageOutputs(spec.path, systems_env, self.parsers)
+        self.pages = PagePlans(spec.path, systems_env, self.parsers)
+        self._page_outputs: dict[str, PageOutput] = {}  # stage key -> its text, normalised once
 
     def _check_systems(self, systems: object) -> list[str]:
         file = self.spec.file
@@ -166,21 +177,23 @@ class FactsSuite(Suite):
 
     # -- one test ------------------------------------------------------------------------------
 
+    def plan(self, ref: CaseRef) -> Plan:
+        """The stages making `ref`'s system's output(s) of its fact's page (`PagePlans`: a
+        parse of the page, or the saved repeat files), shared by every fact of the page."""
+        return self.pages.plan(ref.system, self._fact(ref))
+
     def evaluate(self, ref: CaseRef, results: StageResults, ctx: RunContext) -> CaseResult:
-        entry = self.entries[ref.case]
-        fact = entry.fact
-        if isinstance(fact, FactError):
-            raise fact.with_traceback(None)  # one instance per line: each raise starts afresh
-        page = self.pages.get(ref.system, fact, ctx)
+        fact = self._fact(ref)
+        outputs = [self._page_output(results, name) for name in repeat_results(results)]
         result = (
-            check(fact, page.outputs[0], latin_only=self.latin_only)
-            if len(page.outputs) == 1
-            else check_repeats(fact, page.outputs, latin_only=self.latin_only)
+            check(fact, outputs[0], latin_only=self.latin_only)
+            if len(outputs) == 1
+            else check_repeats(fact, outputs, latin_only=self.latin_only)
         )
         location = where(fact)
         if result.passed is None:
             raise SystemUnavailable(f"fact {fact.id!r} skipped ({location}): {result.explanation}")
-        notes = list(page.notes)
+        fingerprint, key, notes = self._provenance(ref.system, results, outputs)
         failures = []
         if not result.passed:
             before = (ctx.baseline or {}).get("pass")
@@ -208,29 +221,47 @@ class FactsSuite(Suite):
                 "line": fact.line,
                 "score": result.score,
                 "pass_fraction": result.pass_fraction,
-                "repeats": len(page.outputs),
+                "repeats": len(outputs),
             },
             views={"fact_check": _view(fact, result)},
-            fingerprint=page.fingerprint,
-            cache_key=page.key,
+            fingerprint=fingerprint,
+            cache_key=key,
             notes=notes,
             failures=failures,
         )
 
-    def plan(self, ref: CaseRef) -> Plan:
-        # Transitional: the stages run in the engine; `evaluate` still reads them by key.
-        return Plan(tuple(self._stages(ref)))
-
-    def _stages(self, ref: CaseRef) -> list[Stage]:
-        """A registered system's parse of the fact's page (shared by every fact of the page:
-        one key); none for a precomputed system or a broken fact line."""
+    def _fact(self, ref: CaseRef) -> Fact:
         fact = self.entries[ref.case].fact
         if isinstance(fact, FactError):
-            return []
-        try:
-            return self.pages.stages(ref.system, fact)
-        except DocevalError:
-            return []  # its tests report the cause
+            raise fact.with_traceback(None)  # one instance per line: each raise starts afresh
+        return fact
+
+    def _page_output(self, results: StageResults, name: str) -> PageOutput:
+        """Result `name` as one `PageOutput` per stage for the whole run: every fact of a page
+        checks the same text, normalised once."""
+        key = results.key(name)
+        found = self._page_outputs.get(key)
+        if found is None:
+            found = self._page_outputs[key] = PageOutput(results[name])
+        return found
+
+    def _provenance(
+        self, system: str, results: StageResults, outputs: list[PageOutput]
+    ) -> tuple[dict[str, Any], str | None, list[str]]:
+        """The row's fingerprint and cache key of the output scored, and notes on it: a
+        parser's stored parse, or (no cache key) the digest of a precomputed system's repeats."""
+        texts = [output.text for output in outputs]
+        if system in self.parsers:
+            notes = [] if texts[0].strip() else [f"{system} returned no text for this page"]
+            return dict(results.fingerprint(OUTPUT) or {}), results.key(OUTPUT), notes
+        notes = [] if any(t.strip() for t in texts) else [f"{saved_file(results).name} is empty"]
+        fingerprint = {
+            "system": system,
+            "kind": "precomputed",
+            "repeats": len(texts),
+            "output_sha256": output_digest(*texts),
+        }
+        return fingerprint, None, notes
 
 
 def _fact_fields(fact: Fact) -> dict[str, Any]:
