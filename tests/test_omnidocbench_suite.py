@@ -210,7 +210,7 @@ def test_a_saved_prediction_is_scored_and_its_row_carries_the_sums(tmp_path: Pat
     assert result.details["prediction"].endswith("a_1.mmd")
     assert result.views["blocks"]["blocks"][0]["truth"] == "text of a.pdf_1.jpg"
     (stage,) = suite.plan(CaseRef("a.pdf_1", "saved")).stages  # reading the saved file
-    assert isinstance(stage, CpuStage) and stage.saved and stage.fingerprint is None
+    assert isinstance(stage, CpuStage) and stage.saved_file and stage.fingerprint is None
 
 
 @pytest.mark.usefixtures("faked")

@@ -98,7 +98,7 @@ def test_a_saved_output_is_one_free_stage_keyed_by_its_path_and_bytes(tmp_path: 
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     assert plan.results == {"output": cache_key({"saved": str(path)}, digest)}
     assert stage.fingerprint is None  # nothing to keep in the output cache: the file is there
-    assert getattr(stage, "saved", False)
+    assert getattr(stage, "saved_file", None) is not None
     path.write_text(json.dumps(SPEAKERS["p1"]), encoding="utf-8")
     assert suite.plan(ref).results["output"] != plan.results["output"]  # an edit is a new output
 

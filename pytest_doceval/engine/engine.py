@@ -235,7 +235,11 @@ class Engine:
             if node.isolated:
                 executor = self._thread_pool()
                 future = executor.submit(_run_alone, stage, args)
-            elif not stage.portable or stage.saved or self.slot.spec.kind == "threads":
+            elif (
+                not stage.portable
+                or stage.saved_file is not None
+                or self.slot.spec.kind == "threads"
+            ):
                 executor = self._thread_pool()
                 future = executor.submit(timed_call, stage.call, args)
             else:
@@ -278,7 +282,7 @@ class Engine:
                 self._fail(node, exc)
                 return
             self._cpu_seconds += cost.cpu_seconds
-            saved = isinstance(node.stage, CpuStage) and node.stage.saved
+            saved = isinstance(node.stage, CpuStage) and node.stage.saved_file is not None
             self._finish(node, output, None if saved else cost)
 
     def _start_model(self, node: Node, stage: ModelStage, inputs: tuple[Any, ...]) -> None:

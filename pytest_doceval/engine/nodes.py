@@ -33,7 +33,7 @@ class Node:
     @property
     def counted(self) -> bool:
         """Whether progress lines count it: reading a saved output is not work to wait for."""
-        return not getattr(self.stage, "saved", False)
+        return not getattr(self.stage, "free", False)
 
 
 @dataclass(frozen=True)

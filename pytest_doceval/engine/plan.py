@@ -146,5 +146,5 @@ def saved_output_stage(
         label=label,
         call=read,
         args=(path, what) if args is None else args,
-        saved=True,
+        saved_file=path,
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pytest_doceval.metrics.cost import StageCost
@@ -38,9 +39,11 @@ class CpuStage:
     # A stage that scores an output (embedding it for a metric) rather than making it: its
     # cost is the evaluation's, not the system's (`Engine.cost` leaves it out).
     scoring: bool = False
-    # Reads what a system saved earlier (`engine.plan.saved_output_stage`): on a thread (I/O,
-    # never queued behind parsing), and it costs the system nothing: no cost is reported.
-    saved: bool = False
+    # Work that costs the system nothing (reading an output it saved earlier, drawing a random
+    # answer): run on a thread, never queued behind parsing; no cost is reported for it, and
+    # progress lines do not count it.
+    free: bool = False
+    saved_file: Path | None = None  # the saved output it reads (`engine.plan.saved_output_stage`)
 
 
 def answer_text(response: Any) -> str:

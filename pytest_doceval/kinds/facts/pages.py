@@ -55,8 +55,8 @@ def repeat_results(results: StageResults) -> list[str]:
 def saved_file(results: StageResults) -> Path:
     """The file a precomputed system's first repeat was read from (its plan's ``output``)."""
     stage = results.stages[OUTPUT]
-    path = stage.args[0] if isinstance(stage, CpuStage) and stage.saved else None
-    if not isinstance(path, Path):
+    path = stage.saved_file if isinstance(stage, CpuStage) else None
+    if path is None:
         raise TypeError(f"result {OUTPUT!r} was not planned as a saved output")
     return path
 
