@@ -1,9 +1,11 @@
 """The exam kind's modules without pytester: configuration, tolerant question loading, saved
-outputs, the requests it prefetches against the ones its tests send, the OCR step and its CER
-(cross-checked with rapidfuzz), the random model, and the HTML renderers of its analyses."""
+outputs, the plan (its stages build the very requests the tests send; a result whose stage is
+missing is an error, never recomputed), the OCR step and its CER (cross-checked with
+rapidfuzz), the random model, and the HTML renderers of its analyses."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -17,10 +19,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from model_fixtures import model_config, png_bytes
+from model_server import ModelServer
 from rapidfuzz.distance import Levenshtein
 
 from pytest_doceval.config import StatsConfig, load_suite_spec
-from pytest_doceval.engine import CpuStage, ModelStage
+from pytest_doceval.engine import (
+    CpuStage,
+    Engine,
+    ExecutorSlot,
+    ModelStage,
+    StageFailed,
+    StageNotPlanned,
+    parse_executor,
+)
+from pytest_doceval.engine.plan import gather
 from pytest_doceval.errors import (
     CaseInputError,
     SuiteConfigError,
@@ -28,7 +40,7 @@ from pytest_doceval.errors import (
     SystemUnavailable,
 )
 from pytest_doceval.html.model import suite_views
-from pytest_doceval.kinds.base import RunContext
+from pytest_doceval.kinds.base import RunContext, evaluate_alone
 from pytest_doceval.kinds.exam.analyses import EXAM_ANALYSES
 from pytest_doceval.kinds.exam.html import accuracy, breakdowns, deltas, pct
 from pytest_doceval.kinds.exam.inputs import load_question_set, read_outputs
@@ -38,9 +50,10 @@ from pytest_doceval.kinds.exam.questions import QUESTIONS
 from pytest_doceval.kinds.exam.scoring import random_answer
 from pytest_doceval.kinds.exam.suite import ExamSuite
 from pytest_doceval.kinds.registry import make_suite
-from pytest_doceval.models.requests import ChatRequest
-from pytest_doceval.models.runtime import ModelHandle, ModelRuntime
-from pytest_doceval.store import Store, store_output
+from pytest_doceval.models.hub import Hub
+from pytest_doceval.models.requests import ChatRequest, ChatResponse
+from pytest_doceval.models.runtime import ModelRuntime
+from pytest_doceval.store import Store, cache_key, store_output, stored_output
 from pytest_doceval.systems.registry import build_registry
 
 Row = dict[str, Any]
@@ -73,9 +86,11 @@ def write(folder: Path, toml: str, rows: Sequence[Row | str]) -> Path:
     return folder / "suite.toml"
 
 
-def build(file: Path, *models: str) -> ExamSuite:
+def build(file: Path, *models: str, store: Store | None = None) -> ExamSuite:
+    """The suite, its models configured (at a port nothing listens on: `sent` answers), the
+    answers it keeps going to `store` (the run's store; default: none kept)."""
     configs = {name: model_config("http://127.0.0.1:9/v1", name) for name in models}
-    runtime = ModelRuntime(configs, workers=1, source="pyproject.toml")
+    runtime = ModelRuntime(configs, workers=1, source="pyproject.toml", store=store)
     suite = make_suite(load_suite_spec(file), build_registry(), runtime)
     assert isinstance(suite, ExamSuite)
     return suite
@@ -83,15 +98,15 @@ def build(file: Path, *models: str) -> ExamSuite:
 
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[ChatRequest]]:
-    """Every request a test "sends"; the fake model answers its own OCR prompt with a
-    transcription and anything else with "2"."""
+    """Every request a test's model stages send (through the hub, as in a run); the fake model
+    answers its own OCR prompt with a transcription and anything else with "2"."""
     log: list[ChatRequest] = []
 
-    def complete(self: ModelHandle, request: ChatRequest) -> str:
+    async def get(self: Hub, request: ChatRequest) -> ChatResponse:
         log.append(request)
-        return ORACLE if request.prompt_version.startswith("exam-ocr") else "2"
+        return ChatResponse(ORACLE if request.prompt_version.startswith("exam-ocr") else "2")
 
-    monkeypatch.setattr(ModelHandle, "complete", complete)
+    monkeypatch.setattr(Hub, "get", get)
     yield log
 
 
@@ -109,6 +124,11 @@ def ocr_calls(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
 
 def ctx(tmp_path: Path) -> RunContext:
     return RunContext(Store(tmp_path / "cache"))
+
+
+def evaluate(suite: ExamSuite, ref: Any, context: RunContext) -> Any:
+    """`ref` planned, its stages run and scored, outputs kept in `context`'s store."""
+    return evaluate_alone(suite, ref, context, store=context.cache)
 
 
 # -- configuration -----------------------------------------------------------------------------
@@ -241,7 +261,7 @@ def test_an_image_broken_after_collection_errors_every_system(tmp_path: Path) ->
     (tmp_path / "images" / "q0.png").write_bytes(b"GIF89a" + bytes(30))
     for ref in suite.case_refs():
         with pytest.raises(CaseInputError, match=r"questions.jsonl:1: question 'q0'.*not a PNG"):
-            suite.evaluate(ref, ctx(tmp_path))
+            evaluate(suite, ref, ctx(tmp_path))
 
 
 def test_saved_outputs_are_checked(tmp_path: Path) -> None:
@@ -260,7 +280,7 @@ def test_saved_outputs_are_checked(tmp_path: Path) -> None:
 
 
 def evaluate_all(suite: ExamSuite, context: RunContext) -> dict[str, Any]:
-    return {ref.key: suite.evaluate(ref, context) for ref in suite.case_refs()}
+    return {ref.key: evaluate(suite, ref, context) for ref in suite.case_refs()}
 
 
 def test_the_stages_build_the_very_requests_the_tests_send(
@@ -269,18 +289,15 @@ def test_the_stages_build_the_very_requests_the_tests_send(
     toml = 'models = ["m"]\ntracks = ["A", "B1", "B2", "C"]\n[systems.m]\nmax_tokens = 64\n'
     suite = build(write(tmp_path, toml, [question(0), question(1, oracle=False)]), "m")
     context = ctx(tmp_path)
-    stages = {s.key: s for ref in suite.case_refs() for s in suite.stages(ref, context)}
+    stages = {s.key: s for ref in suite.case_refs() for s in suite.plan(ref).stages}
     ocr = [s for s in stages.values() if isinstance(s, CpuStage)]
     answers = [s for s in stages.values() if isinstance(s, ModelStage)]
     assert len(ocr) == 2  # one RapidOCR stage per image: B1 and C share its reading
     assert len(answers) == 7 and all(len(s.needs) <= 1 for s in answers)
     results = evaluate_all(suite, context)
     assert len(sent) == 7 and len(ocr_calls) == 2  # B1 and C share one reading per image
-    texts = {
-        s.key: suite.ocr.read(q, q.read_image(suite.spec.path), context).text
-        for q in suite.questions
-        for s in [suite.ocr.stage(q, q.read_image(suite.spec.path))]
-    }
+    texts = {s.key: stored_output(context.cache, s.key) for s in ocr}  # kept by the engine
+    assert all(text is not None and "provnces" in text for text in texts.values())
     built = {r.cache_key() for s in answers for r in s.build(tuple(texts[k] for k in s.needs))}
     assert built == {r.cache_key() for r in sent}  # the stages ask what the tests asked
     for request in sent:
@@ -299,7 +316,7 @@ def test_a_model_ocr_is_a_model_stage_and_its_text_reaches_b1(
 ) -> None:
     toml = 'models = ["m"]\ntracks = ["B1"]\nocr = "reader"\nocr_max_tokens = 300\n'
     suite = build(write(tmp_path, toml, [question(0), question(1)]), "m", "reader")
-    stages = [s for ref in suite.case_refs() for s in suite.stages(ref, ctx(tmp_path))]
+    stages = [s for ref in suite.case_refs() for s in suite.plan(ref).stages]
     ocr = [s for s in stages if isinstance(s, ModelStage) and s.model == "reader"]
     first = [r for s in ocr for r in s.build(())]
     assert [r.model for r in first] == ["reader", "reader"]
@@ -319,12 +336,15 @@ def test_a_model_ocr_is_a_model_stage_and_its_text_reaches_b1(
 def test_an_empty_model_transcription_is_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ModelHandle, "complete", lambda self, request: "  ")
+    async def blank(self: Hub, request: ChatRequest) -> ChatResponse:
+        return ChatResponse("  ")
+
+    monkeypatch.setattr(Hub, "get", blank)
     suite = build(
         write(tmp_path, 'models = ["m"]\ntracks = ["C"]\nocr = "m"\n', [question(0)]), "m"
     )
-    with pytest.raises(SystemRunError, match="returned no text"):
-        suite.evaluate(suite.case_refs()[0], ctx(tmp_path))
+    with pytest.raises(SystemRunError, match=r"returned no text for images/q0.png \(stage ocr"):
+        evaluate(suite, suite.case_refs()[0], ctx(tmp_path))
 
 
 def test_unconfigured_models_skip_with_how_to(tmp_path: Path) -> None:
@@ -332,11 +352,85 @@ def test_unconfigured_models_skip_with_how_to(tmp_path: Path) -> None:
     suite = build(write(tmp_path, toml, [question(0)]), "m")
     refs = {ref.key: ref for ref in suite.case_refs()}
     with pytest.raises(SystemUnavailable, match=r"add \[tool.doceval.models.ghost\]"):
-        suite.evaluate(refs["q0[ghost-A]"], ctx(tmp_path))
+        evaluate(suite, refs["q0[ghost-A]"], ctx(tmp_path))
     with pytest.raises(SystemUnavailable, match=r"ocr = 'reader', which is not configured"):
-        suite.evaluate(refs["q0[m-B1]"], ctx(tmp_path))
-    assert suite.stages(refs["q0[m-A]"], ctx(tmp_path))  # m-A still has its answer stage
-    assert not suite.stages(refs["q0[ghost-A]"], ctx(tmp_path))  # its test says why
+        evaluate(suite, refs["q0[m-B1]"], ctx(tmp_path))
+    assert suite.plan(refs["q0[m-A]"]).stages  # m-A still has its answer stage
+    with pytest.raises(SystemUnavailable):  # planning it is what skips its test
+        suite.plan(refs["q0[ghost-A]"])
+
+
+def test_a_result_whose_stage_did_not_run_errors_naming_the_case_and_is_not_recomputed(
+    tmp_path: Path, sent: list[ChatRequest], ocr_calls: list[bytes]
+) -> None:
+    suite = build(write(tmp_path, 'models = ["m"]\ntracks = ["B1"]\n', [question(0)]), "m")
+    ref = suite.case_refs()[0]
+    plan = suite.plan(ref)
+    ocr, answer = plan.stages
+    assert plan.results == {"ocr": ocr.key, "output": answer.key} and answer.needs == (ocr.key,)
+    models = suite.systems_env.models
+    assert models is not None
+    engine = Engine(
+        ExecutorSlot(parse_executor("threads", workers=1)), Store(None, "off"), hub=models.hub
+    )
+    try:
+        engine.add([ocr])  # the engine is never given the answer's stage
+        with pytest.raises(
+            StageNotPlanned, match=r"^exams/q0\[m-B1\]: stage m-B1 answering q0 was never planned"
+        ):
+            gather(plan, engine.output, engine.knows, f"exams/{ref.key}")
+    finally:
+        engine.close()
+    assert sent == []  # nothing asked in its place
+
+
+def test_bad_saved_answers_error_their_tests_naming_the_file(tmp_path: Path) -> None:
+    file = write(tmp_path, 'models = ["m"]\ntracks = ["A"]\n', [question(0), question(1)])
+    saved = tmp_path / "outputs" / "m-A.jsonl"
+    saved.parent.mkdir()
+    saved.write_text('{"id": "q0", "output": "2"}\n')
+    context = ctx(tmp_path)
+    suite = build(file, store=context.cache)
+    q0, q1 = suite.case_refs()
+    result = evaluate(suite, q0, context)
+    assert result.details["source"] == "precomputed"
+    assert result.metrics["correct"] == float(question(0)["answer"] == 2)
+    # The row's fingerprint and key, written out: what baselines made before the plan hold.
+    assert result.fingerprint == {
+        "model": "m",
+        "precomputed": "outputs/m-A.jsonl",
+        "output_sha256": hashlib.sha256(b"1:2").hexdigest(),  # length-prefixed
+    }
+    digest = hashlib.sha256(b"q0\n2").hexdigest()
+    assert result.cache_key == cache_key(result.fingerprint, digest)
+    assert stored_output(context.cache, result.cache_key) == "2"
+    where = re.escape(str(saved))
+    with pytest.raises(StageFailed, match=rf"^{where}: no output for question 'q1'"):
+        evaluate(suite, q1, context)
+    saved.write_text('{"id": "q0", "output": "2"}\n[\n')
+    suite = build(file)
+    for ref in suite.case_refs():  # a broken file breaks every test reading it
+        with pytest.raises(StageFailed, match=rf"^{where}:2: not valid JSON"):
+            evaluate(suite, ref, context)
+
+
+def test_a_server_error_is_an_error_of_its_test(tmp_path: Path) -> None:
+    rows = [question(0), question(1, oracle_text="Question 1.\n[fault:500]")]
+    file = write(tmp_path, 'models = ["echo"]\ntracks = ["B2"]\n', rows)
+    with ModelServer() as server:
+        config = model_config(server.base_url, "echo", max_retries=0)
+        runtime = ModelRuntime({"echo": config}, workers=1, source="pyproject.toml")
+        suite = make_suite(load_suite_spec(file), build_registry(), runtime)
+        assert isinstance(suite, ExamSuite)
+        good, bad = suite.case_refs()
+        try:
+            assert evaluate(suite, good, ctx(tmp_path)).details["source"] == "served"
+            with pytest.raises(
+                StageFailed, match=r"'echo'.*'q1'.*500.*\(stage echo-B2 answering q1"
+            ):
+                evaluate(suite, bad, ctx(tmp_path))
+        finally:
+            runtime.close()
 
 
 def test_random_is_seeded_and_needs_nothing(tmp_path: Path) -> None:
@@ -350,7 +444,9 @@ def test_random_is_seeded_and_needs_nothing(tmp_path: Path) -> None:
     assert answers != [int(second[f"q{i}[random-A]"].views["answer"]["raw"]) for i in range(30)]
     for i in range(30):  # the same answer on every track: its deltas are exactly zero
         assert first[f"q{i}[random-A]"].metrics == first[f"q{i}[random-B2]"].metrics
-    assert not any(plain.stages(ref, ctx(tmp_path)) for ref in plain.case_refs())
+    for ref in plain.case_refs():  # one free stage of its own: no input, no cost, no model
+        (stage,) = plain.plan(ref).stages
+        assert isinstance(stage, CpuStage) and stage.saved and not stage.needs
 
 
 def test_a_changed_answer_shows_against_the_baseline_answer(
@@ -358,14 +454,18 @@ def test_a_changed_answer_shows_against_the_baseline_answer(
 ) -> None:
     file = write(tmp_path, 'models = ["m"]\ntracks = ["A"]\n', [question(0)])
     context = ctx(tmp_path)
-    old = build(file, "m").evaluate(build(file, "m").case_refs()[0], context)
+    first = build(file, "m", store=context.cache)
+    old = evaluate(first, first.case_refs()[0], context)
+    assert stored_output(context.cache, str(old.cache_key)) == "2"  # kept for a later run
     (tmp_path / "images" / "q0.png").write_bytes(png_bytes(30, 30, 5))
-    suite = build(file, "m")
+    suite = build(file, "m", store=context.cache)
     ref = suite.case_refs()[0]
-    unchanged = suite.evaluate(ref, RunContext(context.cache, previous_cache_key=old.cache_key))
+    previous = RunContext(context.cache, previous_cache_key=old.cache_key)
+    unchanged = evaluate(suite, ref, previous)
+    assert unchanged.cache_key != old.cache_key  # another image: another request
     assert "output_diff" not in unchanged.views  # same answer "2": nothing to show
     store_output(context.cache, str(old.cache_key), "4", {})
-    changed = suite.evaluate(ref, RunContext(context.cache, previous_cache_key=old.cache_key))
+    changed = evaluate(suite, ref, previous)
     assert changed.views["output_diff"]["ops"] == [["S", "4", "2"]]
 
 
@@ -389,11 +489,13 @@ def test_real_rapidocr_reads_an_example_question() -> None:
         pytest.skip("the example suite is not here")
     suite = build(folder / "suite.toml")
     q = suite.by_id["au-geography-01"]
-    result = suite.ocr.read(q, q.read_image(folder), RunContext(Store(None, "off")))
-    assert "Canberra" in result.text and "capital city of Australia" in result.text
+    stage = suite.ocr.stage(q, q.read_image(folder))
+    assert isinstance(stage, CpuStage)
+    text = stage.call(*stage.args)
+    assert "Canberra" in text and "capital city of Australia" in text
     from pytest_doceval.metrics.text import character_errors
 
-    assert character_errors(OCR_TEXT(q.oracle_text or ""), OCR_TEXT(result.text)).rate < 0.9
+    assert character_errors(OCR_TEXT(q.oracle_text or ""), OCR_TEXT(text)).rate < 0.9
 
 
 def test_the_analyses_load_lazily() -> None:
@@ -490,6 +592,6 @@ def test_percentages() -> None:
 
 def test_generation_defaults_are_the_seeds(tmp_path: Path, sent: list[ChatRequest]) -> None:
     suite = build(write(tmp_path, 'models = ["m"]\ntracks = ["A"]\n', [question(0)]), "m")
-    suite.evaluate(suite.case_refs()[0], ctx(tmp_path))
+    evaluate(suite, suite.case_refs()[0], ctx(tmp_path))
     assert sent[0].generation == dict(GENERATION)
     assert sent[0].prompt_version.startswith("seed-001-image-v1@")

@@ -18,15 +18,14 @@ from functools import cached_property
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
-from pytest_doceval.engine import MISSING, CpuStage, ModelStage, Stage
+from pytest_doceval.engine import CpuStage, ModelStage, Stage
 from pytest_doceval.errors import SuiteConfigError, SystemRunError, SystemUnavailable
-from pytest_doceval.kinds.base import RunContext
 from pytest_doceval.kinds.exam.inputs import RAPIDOCR
 from pytest_doceval.kinds.exam.prompts import ExamPrompt
 from pytest_doceval.kinds.exam.questions import Question
 from pytest_doceval.metrics.text import character_alignment
 from pytest_doceval.results import CaseResult
-from pytest_doceval.store import cache_key, store_output, stored_output
+from pytest_doceval.store import cache_key
 from pytest_doceval.text.normalise import (
     Profile,
     collapse_whitespace,
@@ -86,14 +85,13 @@ class OcrPlan:
 
 
 class OcrStep:
-    """The suite's OCR (``ocr`` in ``[suite]``), one per suite; texts are also kept in memory,
-    so a run without the cache still reads each image once."""
+    """The suite's OCR (``ocr`` in ``[suite]``), one per suite: the stage reading an image (the
+    engine runs one stage per key: B1 and C, and every model, share one reading)."""
 
     def __init__(self, name: str, env: SystemEnv, *, max_tokens: int) -> None:
         self.name = name
         self.env = env
         self.max_tokens = max_tokens
-        self._memo: dict[str, str] = {}
 
     @property
     def engine(self) -> str:
@@ -141,14 +139,9 @@ class OcrStep:
             }
         return OcrPlan(fingerprint, cache_key(fingerprint, sha256(image)), request)
 
-    def cached(self, plan: OcrPlan, ctx: RunContext) -> str | None:
-        """The text already read for `plan`, or None (nothing is read here)."""
-        found = self._memo.get(plan.key)
-        return found if found is not None else stored_output(ctx.cache, plan.key)
-
     def stage(self, question: Question, image: bytes) -> Stage:
         """Reading the image as an engine stage: RapidOCR a CPU stage, a model OCR a model
-        stage; keyed (and cached) as `read` keys it."""
+        stage; keyed (and its text kept in the output cache) by `plan`."""
         plan = self.plan(question, image)
         label = f"ocr ({self.engine}) of {question.image} ({question.id})"
         if plan.request is None:
@@ -163,27 +156,6 @@ class OcrStep:
         return ModelStage(
             plan.key, label, self.name, lambda _: [request], read, fingerprint=plan.fingerprint
         )
-
-    def read(self, question: Question, image: bytes, ctx: RunContext) -> OcrText:
-        """The question image's text, read once per image and OCR (B1 and C share it): the
-        engine's when a stage reads it, else here."""
-        plan = self.plan(question, image)
-        text = self._memo.get(plan.key)
-        if text is None and ctx.engine is not None:
-            found = ctx.engine.output(plan.key)
-            text = None if found is MISSING else found
-        if text is None:
-            text = self.cached(plan, ctx)
-        if text is None:
-            text = self._run(question, image, plan.request)
-            store_output(ctx.cache, plan.key, text, plan.fingerprint)
-        self._memo[plan.key] = text
-        return OcrText(text, self.engine, plan.key, plan.fingerprint)
-
-    def _run(self, question: Question, image: bytes, request: ChatRequest | None) -> str:
-        if request is None:
-            return rapidocr_text(image, question)
-        return self._checked(question, self.handle().complete(request))
 
     def _checked(self, question: Question, text: str) -> str:
         if not text.strip():

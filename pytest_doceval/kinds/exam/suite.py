@@ -28,18 +28,25 @@ error of that test (`ModelError`), never a wrong answer. The OCR step is
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pytest_doceval.config import SuiteSpec
-from pytest_doceval.engine import MISSING, ModelStage, Plan, Stage, StageResults
-from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError, SystemUnavailable
-from pytest_doceval.files import output_digest
+from pytest_doceval.engine import Plan, Stage, StageResults
+from pytest_doceval.errors import CaseInputError, SuiteConfigError, SystemUnavailable
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.kinds.base import Analysis, CaseRef, RunContext, Suite
+from pytest_doceval.kinds.exam.answering import (
+    PRECOMPUTED,
+    RANDOM,
+    SERVED,
+    ExamAnswer,
+    ServedAnswer,
+    random_stage,
+    saved_answer_stages,
+)
 from pytest_doceval.kinds.exam.html import EXAM_RENDERERS
 from pytest_doceval.kinds.exam.inputs import (
     KEYS,
@@ -48,7 +55,7 @@ from pytest_doceval.kinds.exam.inputs import (
     read_config,
     read_outputs,
 )
-from pytest_doceval.kinds.exam.ocr import OcrStep, report_ocr
+from pytest_doceval.kinds.exam.ocr import OcrStep, OcrText, report_ocr
 from pytest_doceval.kinds.exam.paper import accuracy_table, delta_table
 from pytest_doceval.kinds.exam.prompts import (
     GENERATION,
@@ -61,7 +68,6 @@ from pytest_doceval.kinds.exam.questions import QUESTIONS, Question
 from pytest_doceval.kinds.exam.scoring import (
     EXAM_METRICS,
     RANDOM_MODEL,
-    random_output,
     score_output,
     system_name,
 )
@@ -69,11 +75,9 @@ from pytest_doceval.kinds.views import output_change
 from pytest_doceval.metrics.spec import MetricSpec
 from pytest_doceval.paper import TableBuilder
 from pytest_doceval.results import CaseResult
-from pytest_doceval.store import cache_key, store_output
 from pytest_doceval.systems import SystemEnv
 
 if TYPE_CHECKING:
-    from pytest_doceval.models.requests import ChatRequest
     from pytest_doceval.models.runtime import ModelHandle
 
 OUTPUTS = "outputs"
@@ -124,7 +128,6 @@ class ExamSuite(Suite):
         self.questions, self.broken = loaded.questions, loaded.broken
         self.by_id = loaded.by_id
         self.ocr = OcrStep(self.config.ocr, systems_env, max_tokens=self.config.ocr_max_tokens)
-        self._outputs: dict[Path, dict[str, str] | CaseInputError] = {}
 
     @property
     def scoring_id(self) -> str:
@@ -158,8 +161,8 @@ class ExamSuite(Suite):
     def source(self, model: str, track: str) -> str:
         """``random``, ``precomputed`` (saved answers exist) or ``served``."""
         if model == RANDOM_MODEL:
-            return "random"
-        return "precomputed" if self._outputs_path(model, track).is_file() else "served"
+            return RANDOM
+        return PRECOMPUTED if self._outputs_path(model, track).is_file() else SERVED
 
     def _outputs_path(self, model: str, track: str) -> Path:
         return self.spec.path / OUTPUTS / f"{system_name(model, track)}.jsonl"
@@ -167,7 +170,7 @@ class ExamSuite(Suite):
     def _reads_images(self) -> bool:
         """Whether any served system's track needs the OCR."""
         return any(
-            get_track(t).text == "ocr" and self.source(m, t) == "served" for m, t in self._pairs()
+            get_track(t).text == "ocr" and self.source(m, t) == SERVED for m, t in self._pairs()
         )
 
     def describe(self) -> dict[str, object]:
@@ -195,7 +198,7 @@ class ExamSuite(Suite):
             if path.stem not in listed:
                 notes.append(f"{OUTPUTS}/{path.name} is not a listed <model>-<track>: not run")
         for model, track in self._pairs():
-            if self.source(model, track) == "precomputed":
+            if self.source(model, track) == PRECOMPUTED:
                 try:
                     unknown = sorted(set(read_outputs(self._outputs_path(model, track))))
                 except CaseInputError:
@@ -216,98 +219,78 @@ class ExamSuite(Suite):
             )
         return notes
 
-    # -- evaluation ---------------------------------------------------------------------------
+    # -- the plan and the scoring -------------------------------------------------------------
 
-    def evaluate(self, ref: CaseRef, results: StageResults, ctx: RunContext) -> CaseResult:
+    def plan(self, ref: CaseRef) -> Plan:
+        """The stages making `ref`'s answer, by its source (`answering`); results: ``output``
+        (an `ExamAnswer`) and, on tracks B1 and C of a served model, ``ocr`` (the image's text).
+        Every system reads the image: a question whose image is broken errors everywhere, so no
+        system is scored on a question another could not be asked."""
         model, track = ref.labels["model"], get_track(ref.labels["track"])
         if ref.case in self.broken:
             raise CaseInputError("\n".join(self.broken[ref.case].messages))
         question = self.by_id[ref.case]
-        # Every system reads the image: a question whose image is broken errors everywhere,
-        # so no system is scored on a question another could not be asked.
         image = question.read_image(self.spec.path)
-        result = CaseResult(self.name, ref.case, ref.system, {})
         source = self.source(model, track.name)
-        if source == "random":
+        if source == RANDOM:
             seed = int(self.config.settings.get(model, {}).get("seed", 0))
-            output = random_output(question, seed)
-            result.fingerprint = {"model": RANDOM_MODEL, "seed": seed}
-        elif source == "precomputed":
-            output = self._saved(model, track.name, question.id)
-            result.fingerprint = {
-                "model": model,
-                "precomputed": f"{OUTPUTS}/{ref.system}.jsonl",
-                # This question's saved answer: editing another's leaves this one unchanged.
-                "output_sha256": output_digest(output),
-            }
-            digest = hashlib.sha256(f"{question.id}\n{output}".encode()).hexdigest()
-            result.cache_key = _remember(result.fingerprint, digest, output, ctx)
+            stages: list[Stage] = [random_stage(question, seed)]
+        elif source == PRECOMPUTED:
+            path, shown = self._outputs_path(model, track.name), f"{OUTPUTS}/{ref.system}.jsonl"
+            stages = saved_answer_stages(path, shown, model, question, self.store)
         else:
-            output = self._ask(self._model(model, ref.system), question, track, image, ctx, result)
-            result.details["prompt"] = track.prompt.tag
-        score = score_output(question, output, self.config.parser)
+            return self._served_plan(ref, question, track, image)
+        return Plan(tuple(stages), {"output": stages[-1].key})
+
+    def _served_plan(self, ref: CaseRef, question: Question, track: Track, image: bytes) -> Plan:
+        """A served model's answer as a model stage, after the image's OCR stage on tracks B1
+        and C (one OCR stage per image: B1 and C, and every model, share it)."""
+        handle = self._model(ref.labels["model"], ref.system)
+        stages: list[Stage] = []
+        results: dict[str, str] = {}
+        if track.text == "ocr":
+            stages.append(self.ocr.stage(question, image))
+            results["ocr"] = stages[0].key
+        answer = ServedAnswer(
+            handle,
+            question,
+            track,
+            image,
+            self.config.settings.get(handle.name, {}),
+            ocr_fingerprint=stages[0].fingerprint if stages else None,
+            store=self.store,
+        )
+        needs = tuple(s.key for s in stages)
+        stages.append(answer.stage(f"{ref.system} answering {question.id}", needs))
+        results["output"] = stages[-1].key
+        return Plan(tuple(stages), results)
+
+    def evaluate(self, ref: CaseRef, results: StageResults, ctx: RunContext) -> CaseResult:
+        question = self.by_id[ref.case]
+        answer: ExamAnswer = results["output"]
+        result = CaseResult(
+            self.name,
+            ref.case,
+            ref.system,
+            {},
+            fingerprint=dict(answer.fingerprint),
+            cache_key=answer.cache_key,
+        )
+        if "ocr" in results:
+            fingerprint = dict(results.fingerprint("ocr") or {})
+            ocr = OcrText(results["ocr"], self.ocr.engine, results.key("ocr"), fingerprint)
+            report_ocr(question, ocr, result)
+        if answer.prompt is not None:
+            result.details["prompt"] = answer.prompt
+        score = score_output(question, answer.text, self.config.parser)
         result.metrics.update(score.metrics())
-        result.details = {**score.details(), "source": source, **result.details}
+        result.details = {**score.details(), "source": answer.source, **result.details}
         result.views = {
             **score.views(),
             **result.views,
-            **output_change(output, result.cache_key, ctx),
+            **output_change(answer.text, result.cache_key, ctx),
         }
         return result
-
-    def _ask(
-        self,
-        handle: ModelHandle,
-        question: Question,
-        track: Track,
-        image: bytes,
-        ctx: RunContext,
-        result: CaseResult,
-    ) -> str:
-        text = question.oracle_text if track.text == "oracle" else None
-        fingerprint: dict[str, Any] = {"model": handle.fingerprint(), "track": track.name}
-        if track.text == "ocr":
-            ocr = self.ocr.read(question, image, ctx)
-            text = ocr.text
-            fingerprint["ocr"] = ocr.fingerprint
-            report_ocr(question, ocr, result)
-        request = self._answer_request(handle, question, track, image, text)
-        output = self._answer(handle, question, track, request, ctx, result)
-        fingerprint |= {"prompt": track.prompt.tag, "generation": request.generation}
-        result.fingerprint = fingerprint
-        result.cache_key = _remember(fingerprint, request.cache_key(), output, ctx)
-        return output
-
-    def _answer(
-        self,
-        handle: ModelHandle,
-        question: Question,
-        track: Track,
-        request: ChatRequest,
-        ctx: RunContext,
-        result: CaseResult,
-    ) -> str:
-        """The engine's answer when a stage asked it, else asked now."""
-        if ctx.engine is not None:
-            needs = [str(result.details["ocr"]["cache_key"])] if track.text == "ocr" else []
-            found = ctx.engine.output(self._answer_key(handle, question, track, needs))
-            if found is not MISSING:
-                return str(found)
-        return handle.complete(request)
-
-    def _saved(self, model: str, track: str, question: str) -> str:
-        path = self._outputs_path(model, track)
-        if path not in self._outputs:
-            try:
-                self._outputs[path] = read_outputs(path)
-            except CaseInputError as exc:
-                self._outputs[path] = exc
-        found = self._outputs[path]
-        if isinstance(found, CaseInputError):
-            raise found
-        if question not in found:
-            raise CaseInputError(f"{path}: no output for question {question!r}")
-        return found[question]
 
     def _model(self, model: str, system: str) -> ModelHandle:
         try:
@@ -318,75 +301,3 @@ class ExamSuite(Suite):
                 f"and model to pyproject.toml, or save its answers as {OUTPUTS}/{system}.jsonl "
                 f'beside {self.spec.file.name} (rows {{"id": ..., "output": ...}})'
             ) from None
-
-    def _answer_request(
-        self, handle: ModelHandle, question: Question, track: Track, image: bytes, text: str | None
-    ) -> ChatRequest:
-        """The one place an exam question's request is built (its test and the prefetch)."""
-        messages = track.prompt.messages(image=image if track.image else None, text=text)
-        generation = {**GENERATION, **self.config.settings.get(handle.name, {})}
-        return handle.request(
-            messages, case=question.id, prompt_version=track.prompt.tag, **generation
-        )
-
-    def plan(self, ref: CaseRef) -> Plan:
-        # Transitional: the stages run in the engine; `evaluate` still reads them by key.
-        return Plan(tuple(self._stages(ref)))
-
-    def _stages(self, ref: CaseRef) -> list[Stage]:
-        """A served system's answer as a model stage, after the image's OCR stage on tracks
-        B1 and C (one OCR stage per image: B1 and C, and every model, share it)."""
-        model, track = ref.labels.get("model", ""), get_track(ref.labels.get("track", "A"))
-        question = self.by_id.get(ref.case)
-        if question is None or ref.case in self.broken:
-            return []
-        if self.source(model, track.name) != "served":
-            return []
-        try:
-            handle = self.systems_env.model(model)
-            image = question.read_image(self.spec.path)
-            stages: list[Stage] = []
-            if track.text == "ocr":
-                stages.append(self.ocr.stage(question, image))
-        except DocevalError:
-            return []  # its test reports the cause
-        oracle = question.oracle_text if track.text == "oracle" else None
-
-        def build(inputs: Sequence[Any]) -> list[ChatRequest]:
-            text = inputs[0] if inputs else oracle
-            return [self._answer_request(handle, question, track, image, text)]
-
-        needs = tuple(s.key for s in stages)
-        stages.append(
-            ModelStage(
-                self._answer_key(handle, question, track, needs),
-                f"{ref.system} answering {question.id}",
-                handle.name,
-                build,
-                lambda answers: answers[0],
-                needs=needs,
-            )
-        )
-        return stages
-
-    def _answer_key(
-        self, handle: ModelHandle, question: Question, track: Track, needs: Sequence[str]
-    ) -> str:
-        """An answer stage's key: the model and its settings, the track's prompt, the question
-        and the key of the OCR text it reads (its request is only known once that is read)."""
-        fingerprint = {
-            "answer": handle.fingerprint(),
-            "settings": self.config.settings.get(handle.name, {}),
-            "track": track.name,
-            "prompt": track.prompt.tag,
-            "question": question.id,
-            "image": question.image,
-        }
-        return cache_key(fingerprint, "+".join(needs))
-
-
-def _remember(fingerprint: Mapping[str, Any], digest: str, output: str, ctx: RunContext) -> str:
-    """Keep an answer in the output cache, so that a later run can show what changed."""
-    key = cache_key(fingerprint, digest)
-    store_output(ctx.cache, key, output, fingerprint)
-    return key
