@@ -12,8 +12,10 @@ The public API for extending it:
   settings and fingerprint boilerplate.
 * `Suite`, `suite_kind`, `MetricSpec`, `CaseRef`, `RunContext`, `CaseResult`, `Analysis` -- to
   add a suite kind (or publish one in the entry-point group ``pytest_doceval.kinds``);
-  `CpuStage` and `ModelStage` -- what its `Suite.stages` declares for the engine to run, each
-  under a key made by `cache_key` (over a fingerprint and an input digest, e.g. `file_digest`).
+  `Plan`, `CpuStage`, `ModelStage`, `chat_stage`, `saved_output_stage` -- what its
+  `Suite.plan` declares for the engine to run, each under a key made by `cache_key` (over a
+  fingerprint and an input digest, e.g. `file_digest`); `StageResults` -- what its `evaluate`
+  then scores; `evaluate_alone` -- one test planned, run and scored outside a run.
 
 Names are imported on first use: the pytest plugin loads this package in every pytest run,
 with or without ``--doceval``, and must stay light.

@@ -143,9 +143,7 @@ class DocevalSession:
         result = self.scores.get(key)
         if result is None:
             results = self.stages.results(plan, f"{suite.name}/{ref.key}")
-            ctx = RunContext(
-                self.cache, previous_cache_key=previous, baseline=metrics, engine=self.stages.engine
-            )
+            ctx = RunContext(self.cache, previous_cache_key=previous, baseline=metrics)
             result = suite.evaluate(ref, results, ctx)
             for metric in result.metrics:
                 suite.metric_spec(metric)  # a kind must declare what it measures

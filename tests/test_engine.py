@@ -14,7 +14,6 @@ from model_fixtures import make_hub, model_config, model_server
 from model_server import ModelServer
 
 from pytest_doceval.engine import (
-    MISSING,
     CpuStage,
     Engine,
     ExecutorSlot,
@@ -62,7 +61,7 @@ def test_stages_run_in_dependency_order_and_each_key_once(engine: Engine, tmp_pa
     assert engine.output("c") == "a+A"
     assert engine.output("b") == "A"
     assert Path(log).read_text().count("a ") == 1
-    assert engine.output("unknown") is MISSING
+    assert not engine.knows("unknown")
     snapshot = engine.snapshot()
     assert (snapshot.total, snapshot.done, snapshot.failed) == (3, 3, 0)
 

@@ -446,7 +446,7 @@ def test_random_is_seeded_and_needs_nothing(tmp_path: Path) -> None:
         assert first[f"q{i}[random-A]"].metrics == first[f"q{i}[random-B2]"].metrics
     for ref in plain.case_refs():  # one free stage of its own: no input, no cost, no model
         (stage,) = plain.plan(ref).stages
-        assert isinstance(stage, CpuStage) and stage.saved and not stage.needs
+        assert isinstance(stage, CpuStage) and stage.free and not stage.needs
 
 
 def test_a_changed_answer_shows_against_the_baseline_answer(

@@ -12,7 +12,7 @@ progress lines meanwhile, see `progress`); its kind's ``evaluate`` receives the 
 its plan named (`plan`); a failed stage is an error of exactly the tests that need it.
 """
 
-from pytest_doceval.engine.engine import MISSING, Engine
+from pytest_doceval.engine.engine import Engine
 from pytest_doceval.engine.executors import ExecutorSlot, ExecutorSpec, parse_executor
 from pytest_doceval.engine.nodes import Snapshot, StageFailed
 from pytest_doceval.engine.plan import (
@@ -26,7 +26,6 @@ from pytest_doceval.engine.plan import (
 from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, StagePlan, chat_stage
 
 __all__ = [
-    "MISSING",
     "NO_RESULTS",
     "CpuStage",
     "Engine",

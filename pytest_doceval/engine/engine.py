@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from pytest_doceval.models.hub import Hub
     from pytest_doceval.store import Store
 
-_MISSING = object()
 # How long a finished run waits for model requests still out (each has its own timeouts).
 DRAIN_TIMEOUT = 120.0
 
@@ -136,11 +135,9 @@ class Engine:
         return True
 
     def output(self, key: str) -> Any:
-        """The output of stage `key` (waiting for it), `_MISSING` when not planned here; raises
-        the stage's failure."""
-        node = self._nodes.get(key)
-        if node is None:
-            return _MISSING
+        """The output of stage `key`, one it was given (`knows`), waiting for it; raises the
+        stage's failure."""
+        node = self._nodes[key]
         while not node.event.wait(0.05):  # a deferred stage's inputs may arrive meanwhile
             self._run_if_deferred(node)
         if node.error is not None:
@@ -235,11 +232,7 @@ class Engine:
             if node.isolated:
                 executor = self._thread_pool()
                 future = executor.submit(_run_alone, stage, args)
-            elif (
-                not stage.portable
-                or stage.saved_file is not None
-                or self.slot.spec.kind == "threads"
-            ):
+            elif not stage.portable or stage.free or self.slot.spec.kind == "threads":
                 executor = self._thread_pool()
                 future = executor.submit(timed_call, stage.call, args)
             else:
@@ -282,8 +275,8 @@ class Engine:
                 self._fail(node, exc)
                 return
             self._cpu_seconds += cost.cpu_seconds
-            saved = isinstance(node.stage, CpuStage) and node.stage.saved_file is not None
-            self._finish(node, output, None if saved else cost)
+            free = isinstance(node.stage, CpuStage) and node.stage.free
+            self._finish(node, output, None if free else cost)
 
     def _start_model(self, node: Node, stage: ModelStage, inputs: tuple[Any, ...]) -> None:
         assert self._hub_factory is not None, "a model stage needs the engine to have a hub"
@@ -395,7 +388,3 @@ class Engine:
             for node in unfinished:
                 if node.state == "failed":  # a cancelled queued stage failed through its future
                     node.state = "dropped"
-
-
-# What `Engine.output` returns for a key it does not run.
-MISSING = _MISSING

@@ -146,5 +146,6 @@ def saved_output_stage(
         label=label,
         call=read,
         args=(path, what) if args is None else args,
+        free=True,
         saved_file=path,
     )

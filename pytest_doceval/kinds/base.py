@@ -24,9 +24,9 @@ from pytest_doceval.rows import Row, new_row, row_key
 
 if TYPE_CHECKING:
     from pytest_doceval.config import StatsConfig, SuiteSpec
-    from pytest_doceval.engine import Engine, Plan, StageResults
+    from pytest_doceval.engine import Plan, StageResults
     from pytest_doceval.results import CaseResult
-    from pytest_doceval.store import CachedOutput, Store
+    from pytest_doceval.store import Store
     from pytest_doceval.systems import SystemEnv
 
 
@@ -46,31 +46,14 @@ class CaseRef:
 
 @dataclass(frozen=True)
 class RunContext:
-    """What scoring needs from the session besides the plan's results: the run's store, the
+    """What scoring needs from the session besides the plan's results: the run's store and the
     cache key of the output the baseline was made from (None when unknown), for "what
-    changed" views, and the baseline's metrics of this (case, system) when a comparable
-    baseline has them."""
+    changed" views (`kinds.views.output_change`), and the baseline's metrics of this (case,
+    system) when a comparable baseline has them."""
 
     cache: Store = field(default_factory=lambda: _no_store())
     previous_cache_key: str | None = None
     baseline: Mapping[str, float] | None = None
-    # Transitional: the run's engine, for kinds not yet planning their results (`output`).
-    engine: Engine | None = None
-
-    def output(
-        self, fingerprint: Mapping[str, Any], input_digest: str, compute: Callable[[], str]
-    ) -> CachedOutput:
-        """Transitional, for kinds whose plan names no results yet: the output keyed by
-        (`fingerprint`, `input_digest`), the engine's when planned, else computed here."""
-        from pytest_doceval.engine import MISSING
-        from pytest_doceval.store import CachedOutput, cache_key, cached_output
-
-        if self.engine is not None:
-            key = cache_key(fingerprint, input_digest)
-            found = self.engine.output(key)
-            if found is not MISSING:
-                return CachedOutput(key, found, hit=True)
-        return cached_output(self.cache, fingerprint, input_digest, compute)
 
 
 def _no_store() -> Store:

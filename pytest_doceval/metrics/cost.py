@@ -1,6 +1,6 @@
 """What a (case, system) cost to compute: the metrics every kind's rows carry beside its own.
 
-A test's cost is the sum over the stages its output needs (`Suite.stages`): CPU seconds of its
+A test's cost is the sum over the stages its output needs (`Suite.plan`): CPU seconds of its
 CPU stages (where they ran: a pool process counts its whole process, a thread itself), wall
 seconds of every stage (a model stage's wall time is its requests' latency, concurrent requests
 overlapping), and, for model stages, the requests and the input and output tokens the API

@@ -3,13 +3,7 @@ systems and kinds all use (DESIGN section 9). See `store.store` for entries, cod
 `store.keys` for how a key is made, `store.outputs` for text outputs kept by key."""
 
 from pytest_doceval.store.keys import cache_key, file_digest
-from pytest_doceval.store.outputs import (
-    CachedOutput,
-    cached_output,
-    store_output,
-    stored_entry,
-    stored_output,
-)
+from pytest_doceval.store.outputs import store_output, stored_entry, stored_output
 from pytest_doceval.store.store import (
     CACHE_MODES,
     FLOAT32,
@@ -31,13 +25,11 @@ __all__ = [
     "JSON",
     "TEXT",
     "CacheMode",
-    "CachedOutput",
     "Claim",
     "ClaimInfo",
     "Codec",
     "Store",
     "cache_key",
-    "cached_output",
     "checksum",
     "file_digest",
     "store_output",

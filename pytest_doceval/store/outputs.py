@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from pytest_doceval.metrics.cost import StageCost
-from pytest_doceval.store.keys import cache_key
 from pytest_doceval.store.store import TEXT, Store
-
-
-@dataclass(frozen=True)
-class CachedOutput:
-    key: str
-    text: str
-    hit: bool
 
 
 def stored_output(store: Store, key: str) -> str | None:
@@ -42,20 +33,3 @@ def store_output(
     if cost is not None:
         meta["cost"] = cost.to_dict()
     store.put(key, text, TEXT, meta)
-
-
-def cached_output(
-    store: Store,
-    fingerprint: Mapping[str, Any],
-    input_digest: str,
-    compute: Callable[[], str],
-) -> CachedOutput:
-    """The output keyed by (`fingerprint`, `input_digest`): the store's, else `compute`'s,
-    stored only once it returned (a raising `compute` stores nothing)."""
-    key = cache_key(fingerprint, input_digest)
-    cached = stored_output(store, key)
-    if cached is not None:
-        return CachedOutput(key, cached, hit=True)
-    text = compute()
-    store_output(store, key, text, fingerprint)
-    return CachedOutput(key, text, hit=False)

@@ -80,7 +80,7 @@ def random_stage(question: Question, seed: int) -> CpuStage:
         label=f"{RANDOM_MODEL} answering {question.id}",
         call=random_answer_of,
         args=(question, seed),
-        saved=True,  # free: on a thread, no cost reported (a random row has no cost metrics)
+        free=True,  # on a thread, no cost reported (a random row has no cost metrics)
     )
 
 
@@ -98,16 +98,18 @@ def saved_answer_stages(
     """The rows of `path` (`shown` as the user sees it) parsed -- one stage per file, its key
     made as `saved_output_stage` makes a saved file's, for the parsed rows -- then `question`'s
     answer among them. A missing file is a `CaseInputError` naming it."""
-    file = saved_output_stage(path, what="saved outputs", label=shown)
-    key = cache_key({"saved answers": file.key}, "")
-    rows = replace(file, key=key, call=read_outputs, args=(path,))
+    rows = saved_output_stage(
+        path, what="saved outputs", label=shown, read=read_outputs, args=(path,)
+    )
+    # The parsed rows, not the file's text: a key of their own.
+    rows = replace(rows, key=cache_key({"saved answers": rows.key}, ""))
     pick = CpuStage(
         key=cache_key({"saved answer": question.id}, rows.key),
         label=f"{shown} answering {question.id}",
         call=saved_answer,
         args=(path, shown, model, question.id, store),
         needs=(rows.key,),
-        saved=True,
+        free=True,
     )
     return [rows, pick]
 
