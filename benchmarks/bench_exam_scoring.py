@@ -45,7 +45,6 @@ from pytest_doceval.kinds.exam.scoring import (
     exam_labels,
     random_output,
     score_output,
-    system_name,
 )
 from pytest_doceval.report.analysis import analyse_suite
 from pytest_doceval.results import CaseResult
@@ -156,9 +155,6 @@ def main(argv: list[str] | None = None) -> int:
                 for model in [*MODELS, RANDOM_MODEL]:
                     score = score_output(question, cached[question.id, model, track], args.parser)
                     result = CaseResult(
-                        "exam",
-                        question.id,
-                        system_name(model, track),
                         score.metrics(),
                         labels=exam_labels(question, model, track),
                         details=score.details(),

@@ -55,7 +55,7 @@ class AskSuite(Suite):
 
     def evaluate(self, ref, results, ctx):
         echoed = float(ref.case in results["answer"])
-        return CaseResult(self.name, ref.case, ref.system, {"echoed": echoed})
+        return CaseResult({"echoed": echoed})
 """
 
 

@@ -113,7 +113,7 @@ class CaseItem(pytest.Item):
 
     def runtest(self) -> None:
         session = self._session
-        failures = session.gate_failures_for(session.suite(self.path), self.result)
+        failures = session.gate_failures_for(session.suite(self.path), self.ref, self.result)
         if failures:
             raise GateFailure("\n".join(failures))
 

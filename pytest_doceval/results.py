@@ -6,14 +6,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_doceval.rows import MEASURED, Row, merge_labels, plain, row_key
+from pytest_doceval.rows import MEASURED, Row, merge_labels, plain
 
 __all__ = ["MEASURED", "CaseResult"]
 
 
 @dataclass
 class CaseResult:
-    """What one test measured. Everything here is builtin types once `fill_row` is called.
+    """What one test measured (which test it was is its `CaseRef`'s, never restated here).
+    Everything here is builtin types once `fill_row` is called.
 
     ``labels`` are labels the evaluation itself found (rarely any): the labels a kind put on
     the `CaseRef` reach the row without being copied here (`pytest_doceval.kinds.case_row`);
@@ -21,9 +22,6 @@ class CaseResult:
     kind-specific extras for the report.
     """
 
-    suite: str
-    case: str
-    system: str
     metrics: dict[str, float]
     labels: dict[str, str] = field(default_factory=dict)
     # Integer counts; a group's weight (`MetricSpec.pooled`) may be fractional.
@@ -39,10 +37,6 @@ class CaseResult:
     # metric -> reasons its value may mislead here (an output that lost the text scoring a
     # high coherence): the report marks the metric's compared values with a dagger.
     flags: dict[str, list[str]] = field(default_factory=dict)
-
-    @property
-    def key(self) -> str:
-        return row_key(self.case, self.system)
 
     def fill_row(self, row: Row) -> Row:
         """`row` (a `new_row` of this case) with what was measured: this result's labels are

@@ -147,7 +147,7 @@ class DocevalSession:
             result = suite.evaluate(ref, results, ctx)
             for metric in result.metrics:
                 suite.metric_spec(metric)  # a kind must declare what it measures
-            self.scores.put(key, result)
+            self.scores.put(key, result, row=f"{suite.name}/{ref.key}")
         cost = self.stages.cost(nodeid)
         if cost is not None:
             result.metrics.update(cost.metrics())
@@ -166,8 +166,8 @@ class DocevalSession:
     def _result_stored(self, suite: Suite, ref: CaseRef, stage_keys: list[str]) -> bool:
         return self.scores.has(self._score_key(suite, ref, stage_keys))
 
-    def gate_failures_for(self, suite: Suite, result: CaseResult) -> list[str]:
-        return case_gate_failures(suite, result, self.baselines, updating=self.options.update)
+    def gate_failures_for(self, suite: Suite, ref: CaseRef, result: CaseResult) -> list[str]:
+        return case_gate_failures(suite, ref, result, self.baselines, updating=self.options.update)
 
     # -- the controller -----------------------------------------------------------------------
 

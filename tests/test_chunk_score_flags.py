@@ -75,7 +75,7 @@ def test_the_shipped_smollm2_outputs_are_flagged_and_the_truths_are_not() -> Non
 
 def test_flags_travel_in_rows() -> None:
     assert new_row("s", "c", "x")["flags"] == {}
-    result = CaseResult("s", "c", "x", {"m": 0.5}, flags={"m": ["why"], "n": []})
+    result = CaseResult({"m": 0.5}, flags={"m": ["why"], "n": []})
     assert result.fill_row(new_row("s", "c", "x"))["flags"] == {"m": ["why"]}
 
 

@@ -80,9 +80,6 @@ def test_a_scored_row_is_builtin_types() -> None:
     q = make_question()
     score = score_output(q, "Final answer: ③", ROBUST_V1)
     row = CaseResult(
-        "exam",
-        q.id,
-        system_name("m", "A"),
         score.metrics(),
         labels=exam_labels(q, "m", "A"),
         details=score.details(),

@@ -82,9 +82,7 @@ def _rows(pairs: list[tuple[Any, Any]], options: FieldOptions) -> list[dict[str,
     rows = []
     for i, (gold, pred) in enumerate(pairs):
         score = score_fields(gold, pred, options)
-        result = CaseResult(
-            "s", f"doc{i}", "x", score.metrics(per_field=False), counts=score.pooled_counts()
-        )
+        result = CaseResult(score.metrics(per_field=False), counts=score.pooled_counts())
         rows.append({**result.fill_row(new_row("s", f"doc{i}", "x")), "outcome": "passed"})
     return rows
 

@@ -17,14 +17,14 @@ def test_ref_labels_reach_the_row_without_being_copied_into_the_result() -> None
     before = case_row("s", ref, nodeid="x::c1[sys]")
     assert before["labels"] == {"topic": "a", "track": "B"}
     assert before["outcome"] == "error" and before["nodeid"] == "x::c1[sys]"
-    row = case_row("s", ref, CaseResult("s", "c1", "sys", {"m": 1}), nodeid="x::c1[sys]")
+    row = case_row("s", ref, CaseResult({"m": 1}), nodeid="x::c1[sys]")
     assert row["labels"] == {"topic": "a", "track": "B"}
     assert row["metrics"] == {"m": 1.0} and row["nodeid"] == "x::c1[sys]"
 
 
 def test_found_labels_follow_the_refs_and_never_override_them() -> None:
     ref = CaseRef("c1", "sys", {"topic": "a"})
-    result = CaseResult("s", "c1", "sys", {}, labels={"extra": "z", "topic": "other"})
+    result = CaseResult({}, labels={"extra": "z", "topic": "other"})
     row = case_row("s", ref, result)
     assert list(row["labels"].items()) == [("topic", "a"), ("extra", "z")]
 

@@ -48,7 +48,7 @@ class Overlap(Suite):
         output = set((folder / "outputs" / f"{ref.system}.txt").read_text().split())
         value = len(truth & output) / len(truth)
         return CaseResult(
-            self.name, ref.case, ref.system, {"overlap": value},
+            {"overlap": value},
             details={"missing": sorted(truth - output), "pair": (1, 2.5)},
             notes=[f"{len(truth)} words"],
         )
@@ -251,9 +251,6 @@ def test_a_stored_result_fills_the_same_row(
     from pytest_doceval.rows import new_row
 
     result = CaseResult(
-        "s",
-        "c",
-        "x",
         metrics,
         labels={"lang": "ko"},
         counts={"cer": {"hits": 3, "w": 0.5}},
@@ -278,12 +275,12 @@ def test_a_stored_result_fills_the_same_row(
 
 def test_an_entry_of_another_shape_is_a_miss(tmp_path: Path) -> None:
     store = Store(tmp_path)
-    store.put("k" * 64, CaseResult("s", "c", "x", {"m": 1.0}), RESULT)
-    assert store.get("k" * 64, RESULT) == CaseResult("s", "c", "x", {"m": 1.0})
+    store.put("k" * 64, CaseResult({"m": 1.0}), RESULT)
+    assert store.get("k" * 64, RESULT) == CaseResult({"m": 1.0})
     for text in ('{"suite": "s"}', "[]", "not json"):
         with pytest.raises((ValueError, TypeError)):
             RESULT.decode(text)
-    fields = json.loads(RESULT.encode(CaseResult("s", "c", "x", {"m": 1.0})))
+    fields = json.loads(RESULT.encode(CaseResult({"m": 1.0})))
     fields["metrics"] = {"m": "one"}
     with pytest.raises(ValueError):
         RESULT.decode(json.dumps(fields))

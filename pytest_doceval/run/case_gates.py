@@ -51,14 +51,14 @@ class SuiteBaselines:
 
 
 def case_gate_failures(
-    suite: Suite, result: CaseResult, baselines: SuiteBaselines, *, updating: bool
+    suite: Suite, ref: CaseRef, result: CaseResult, baselines: SuiteBaselines, *, updating: bool
 ) -> list[str]:
     """The kind's own failures and the per-case gate failures. While updating baselines
     today's numbers are accepted against every baseline-relative rule (tolerances, and the
     kind's own failures, which are against the baseline too), but an absolute bound
     (``>= 0.9``) says what any run must reach and still fails."""
     if updating:
-        return _bound_failures(suite, result)
+        return _bound_failures(suite, ref, result)
     if not suite.spec.case_gates:
         return list(result.failures)
     baseline = baselines.of(suite)
@@ -68,9 +68,9 @@ def case_gate_failures(
             f"{baseline.scoring_id!r}, the suite now scores under {suite.scoring_id!r}; "
             "run pytest --doceval --doceval-update"
         ]
-    recorded = baselines.metrics(suite, CaseRef(result.case, result.system))
+    recorded = baselines.metrics(suite, ref)
     previous = recorded or {}
-    label = f"{suite.name}/{result.key}"
+    label = f"{suite.name}/{ref.key}"
     failures: list[str] = []
     for metric, rules in suite.spec.case_gates.items():
         if metric not in result.metrics:
@@ -94,8 +94,8 @@ def case_gate_failures(
     return [*result.failures, *failures]
 
 
-def _bound_failures(suite: Suite, result: CaseResult) -> list[str]:
-    label = f"{suite.name}/{result.key}"
+def _bound_failures(suite: Suite, ref: CaseRef, result: CaseResult) -> list[str]:
+    label = f"{suite.name}/{ref.key}"
     failures: list[str] = []
     for metric, rules in suite.spec.case_gates.items():
         bounds: list[Rule] = [rule for rule in rules if isinstance(rule, Bound)]

@@ -47,7 +47,7 @@ from pytest_doceval.rows import plain
 from pytest_doceval.store import Codec, Store, file_digest
 
 # Bumped when the key's recipe changes, so entries keyed the old way are never read.
-KEY_VERSION = "doceval-score/1"
+KEY_VERSION = "doceval-score/2"  # 2: a CaseResult no longer restates suite, case, system
 # Rooms of the package that cannot change a result: they present results or run the CLI.
 PRESENTATION_ROOMS = ("report", "html", "cli")
 _FIELDS = tuple(f.name for f in dataclasses.fields(CaseResult))
@@ -319,9 +319,10 @@ class ScoreCache:
     def get(self, key: str | None) -> CaseResult | None:
         return None if key is None else self.store.get(key, RESULT)
 
-    def put(self, key: str | None, result: CaseResult) -> None:
+    def put(self, key: str | None, result: CaseResult, *, row: str) -> None:
+        """Keep `result` (of test `row`, ``suite/case[system]``, said in the entry's meta)."""
         if key is not None:
-            self.store.put(key, result, RESULT, {"suite": result.suite, "row": result.key})
+            self.store.put(key, result, RESULT, {"row": row})
 
     def _files(self, suite: Suite) -> SuiteFiles:
         folder = suite.spec.path

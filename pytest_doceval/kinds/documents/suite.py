@@ -335,9 +335,6 @@ class DocumentsSuite(Suite):
             notes.append("chunk_score: no chunk of the output has two sentences to compare")
         notes += chunks.notes
         return CaseResult(
-            suite=self.name,
-            case=ref.case,
-            system=ref.system,
             metrics={**score.metrics, **tables.metrics, **chunks.metrics},
             counts={**score.counts, **tables.counts},
             details={"structure_counts": score.structure_counts, **chunks.details},

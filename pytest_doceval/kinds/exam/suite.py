@@ -269,9 +269,6 @@ class ExamSuite(Suite):
         question = self.by_id[ref.case]
         answer: ExamAnswer = results["output"]
         result = CaseResult(
-            self.name,
-            ref.case,
-            ref.system,
             {},
             fingerprint=dict(answer.fingerprint),
             cache_key=answer.cache_key,

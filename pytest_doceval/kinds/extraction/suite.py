@@ -336,9 +336,6 @@ class ExtractionSuite(Suite):
         metrics, details, views, counts = result
         details = {"extractor": extractor, "variant": variant, **details}
         return CaseResult(
-            suite=self.name,
-            case=ref.case,
-            system=ref.system,
             metrics=metrics,
             details=details,
             counts=counts,

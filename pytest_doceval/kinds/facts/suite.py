@@ -211,9 +211,6 @@ class FactsSuite(Suite):
                     f"{result.explanation} ({location})\n({why})"
                 )
         return CaseResult(
-            suite=self.name,
-            case=ref.case,
-            system=ref.system,
             metrics={"pass": 1.0 if result.passed else 0.0},
             details={
                 "pdf": fact.pdf,

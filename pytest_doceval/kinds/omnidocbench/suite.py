@@ -219,9 +219,6 @@ class OmniDocBenchSuite(Suite):
         except DocevalError as exc:
             raise type(exc)(f"page {page.image} ({self.annotations.name}): {exc}") from None
         return CaseResult(
-            suite=self.name,
-            case=ref.case,
-            system=ref.system,
             metrics={m: float(v) for m, v in score.metrics.items()},
             counts=row_counts(score),
             details={"image": page.image, "page": page.index + 1, "prediction": str(source)},
