@@ -252,3 +252,20 @@ def test_the_terminal_never_calls_a_suite_with_failed_tests_unchanged() -> None:
     failing = lines(rows)
     assert not any("unchanged" in line for line in failing)
     assert any("1 test(s) failed a per-case gate" in line for line in failing)
+
+
+def test_the_terminal_shows_a_counted_metrics_corpus_value_beside_its_mean() -> None:
+    """The terminal table's means are per-case means; where a metric has counts, the number a
+    seed defines is the corpus value (Σ errors / Σ reference lengths), printed below it."""
+    from pytest_doceval.report.terminal import summary_lines
+
+    rows = _rows()
+    suite = analyse_suite(META, rows, StatsConfig(resamples=200), (AllPairs(),))
+    lines = summary_lines({"suites": {"s": {**suite, "kind": "documents", "scoring_id": "x"}}})
+    start = lines.index("  corpus values (counts summed over the cases, then divided; 95% CI):")
+    for system, line in zip(("a", "b"), lines[start + 1 : start + 3], strict=True):
+        counts = [r["counts"]["cer"] for r in rows if r["system"] == system and r.get("counts")]
+        errors = sum(c["substitutions"] + c["deletions"] + c["insertions"] for c in counts)
+        corpus = errors / sum(c["reference_length"] for c in counts)
+        assert line.startswith(f"    {system}: cer {corpus:.3f} [")
+        assert "structure_f1" not in line  # no counts: no corpus value

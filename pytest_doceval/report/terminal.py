@@ -46,6 +46,7 @@ def summary_lines(report: Report) -> list[str]:
         ]
         if measured:
             lines += _table(aggregates, measured[:TERMINAL_COLUMNS])
+            lines += _corpus_lines(aggregates, measured[:TERMINAL_COLUMNS])
             lines += _flag_legend(aggregates, measured)
         lines += _cost_lines(aggregates)
         lines += _changes(suite)
@@ -59,6 +60,28 @@ def summary_lines(report: Report) -> list[str]:
             if gate.get("power_note"):
                 lines.append(f"    {gate['power_note']}")
     return lines
+
+
+def _corpus_lines(
+    aggregates: Mapping[str, Mapping[str, Aggregate]], metrics: list[str]
+) -> list[str]:
+    """The corpus values of the table's metrics that have one (counts summed over the cases
+    before dividing: the number a seed defines, e.g. seed 004's Acc_total), beside the means
+    the table shows."""
+    lines = []
+    for system in sorted(aggregates):
+        entries = aggregates[system]
+        cells = [
+            f"{m} {_number(e['corpus'])} [{_number(e.get('corpus_ci_low'))}, "
+            f"{_number(e.get('corpus_ci_high'))}]"
+            for m in metrics
+            if (e := entries.get(m)) and "corpus" in e
+        ]
+        if cells:
+            lines.append(f"    {system}: {', '.join(cells)}")
+    if not lines:
+        return []
+    return ["  corpus values (counts summed over the cases, then divided; 95% CI):", *lines]
 
 
 def _cost_lines(aggregates: Mapping[str, Mapping[str, Aggregate]]) -> list[str]:
