@@ -77,5 +77,5 @@ def test_a_page_number_truth_gets_a_note_and_marks_the_cer_mean(
     assert cer["mean"] > 3 and 0 <= ned["mean"] <= 1 and "flagged" not in ned
     assert suite["scoring_id"].startswith("fair-v1@r4")
     html = (pytester.path / "doceval-report.html").read_text(encoding="utf-8")
-    legend = "<li><b>cer</b> [sys]: insertions exceed the truth&#x27;s length (1 of 6 cases)</li>"
+    legend = "<li><b>cer</b> [sys]: insertions exceed the truth&#39;s length (1 of 6 cases)</li>"
     assert legend in html

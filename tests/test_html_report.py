@@ -870,7 +870,7 @@ def test_suite_error_and_baseline_lists() -> None:
     suite["baseline_changes"] = ["tidal-storage[pymupdf]: cer 0.121 -> 0.153"]
     document = render_html(report)
     assert (
-        '<p class="suite-error"><b>Suite error:</b> unknown system &#x27;x&#x27; '
+        '<p class="suite-error"><b>Suite error:</b> unknown system &#39;x&#39; '
         "&lt;script&gt;alert(1)&lt;/script&gt;</p>" in document
     )
     assert "1 suite(s) could not run" in document

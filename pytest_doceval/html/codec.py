@@ -15,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from markupsafe import Markup
+
 from pytest_doceval.html.fmt import plain, script_json
 
 # Python's base85 alphabet with <, > and & swapped for characters it does not use, so an
@@ -169,19 +171,21 @@ class Blobs:
         raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         self._parts.append((ident, raw.encode("utf-8", "replace")))
 
-    def render(self) -> str:
+    def render(self) -> Markup:
         raw = [data for _, data in self._parts if isinstance(data, bytes)]
         with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
             deflated = iter(list(pool.map(deflate, raw)))  # zlib releases the GIL
         out = []
         for ident, data in self._parts:
             if isinstance(data, bytes):
-                text = base64.b85encode(next(deflated)).decode("ascii").translate(_B85_SAFE)
+                # Safe inside <script> as it is: its alphabet has no "<", ">" or "&".
+                text = Markup(base64.b85encode(next(deflated)).decode("ascii").translate(_B85_SAFE))
                 kind = "application/x-doceval-deflate-b85"
             else:
-                text, kind = data, "application/json"
-            out.append(f'<script type="{kind}" id="{ident}">{text}</script>\n')
-        return "".join(out)
+                # `script_json` wrote "<", ">" and "&" as \u escapes: safe inside <script>.
+                text, kind = Markup(data), "application/json"
+            out.append(Markup('<script type="{}" id="{}">{}</script>\n').format(kind, ident, text))
+        return Markup().join(out)
 
 
 def deflate(data: bytes) -> bytes:

@@ -1,9 +1,10 @@
-"""Escaping, number formatting and defensive access to report values: the rules every part of
-the page shares, so a number or a string looks and is escaped the same everywhere."""
+"""Number formatting and defensive access to report values: the rules every part of the page
+shares, so a number or a string looks the same everywhere. Escaping is not done here by hand:
+the page is built from ``markupsafe.Markup`` templates, which escape every plain ``str`` they
+are given and never escape a ``Markup`` twice."""
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -15,9 +16,10 @@ from pytest_doceval.gates import format_pp
 NA = "n/a"
 
 
-def esc(value: Any) -> str:
-    """Text for HTML content or a quoted attribute value."""
-    return html.escape("" if value is None else str(value), quote=True)
+def as_text(value: Any) -> str:
+    """A report value as text: None shows as nothing (a ``Markup`` template would print
+    ``None``). The template it goes into escapes it."""
+    return "" if value is None else str(value)
 
 
 def num(value: Any) -> float | None:

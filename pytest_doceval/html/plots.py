@@ -6,14 +6,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from pytest_doceval.html.fmt import esc, fmt, mapping, num
+from markupsafe import Markup
+
+from pytest_doceval.html.fmt import fmt, mapping, num
 from pytest_doceval.html.model import SuiteView, delta_index, direction_label
 
 # (system, mean, ci_low, ci_high, baseline mean)
 Point = tuple[str, float | None, float | None, float | None, float | None]
 
 
-def plots(view: SuiteView) -> str:
+def plots(view: SuiteView) -> Markup:
     aggregates = mapping(view.data.get("aggregates"))
     deltas = delta_index(view)
     charts = []
@@ -34,11 +36,10 @@ def plots(view: SuiteView) -> str:
         if any(p[1] is not None for p in points):
             charts.append(svg_metric(metric, view.direction(metric), points, view.confidence))
     if not charts:
-        return ""
-    return (
-        f"<h3>Means with {view.confidence:.0%} CI (◇ baseline mean)</h3>"
-        f'<div class="plots">{"".join(charts)}</div>'
-    )
+        return Markup()
+    return Markup(
+        '<h3>Means with {:.0%} CI (◇ baseline mean)</h3><div class="plots">{}</div>'
+    ).format(view.confidence, Markup().join(charts))
 
 
 def _nice_step(span: float, count: int = 4) -> float:
@@ -62,7 +63,9 @@ def axis(values: list[float]) -> tuple[float, float, list[float], int]:
     return ticks[0], ticks[-1], ticks, decimals
 
 
-def svg_metric(metric: str, direction: str | None, points: list[Point], confidence: float) -> str:
+def svg_metric(
+    metric: str, direction: str | None, points: list[Point], confidence: float
+) -> Markup:
     """Per-system mean (dot) with CI whisker and baseline mean (diamond) on one axis."""
     values = [v for p in points for v in p[1:] if v is not None]
     lo, hi, ticks, decimals = axis(values)
@@ -74,19 +77,20 @@ def svg_metric(metric: str, direction: str | None, points: list[Point], confiden
         return round(left + (v - lo) * scale, 1)
 
     out = [
-        f'<svg class="plot" width="{left + width + 24}" height="{height}" role="img" '
-        f'aria-label="{esc(metric)} by system">',
-        f'<text class="ptitle" x="4" y="15">{esc(metric)}</text>'
-        f'<text class="pdir" x="{left + width}" y="15" text-anchor="end">'
-        f"{esc(direction_label(direction))}</text>",
+        Markup(
+            '<svg class="plot" width="{width}" height="{height}" role="img" '
+            'aria-label="{metric} by system"><text class="ptitle" x="4" y="15">{metric}</text>'
+            '<text class="pdir" x="{right}" y="15" text-anchor="end">{direction}</text>'
+        ).format(
+            width=left + width + 24,
+            height=height,
+            metric=metric,
+            right=left + width,
+            direction=direction_label(direction),
+        )
     ]
     axis_y = top + row_h * len(points)
-    for t in ticks:
-        out.append(
-            f'<line class="grid" x1="{x(t)}" x2="{x(t)}" y1="{top - 4}" y2="{axis_y}"/>'
-            f'<text class="tick" x="{x(t)}" y="{axis_y + 14}" text-anchor="middle">'
-            f"{t:.{decimals}f}</text>"
-        )
+    out.extend(grid_line(x(t), top, axis_y, f"{t:.{decimals}f}") for t in ticks)
     for row, (system, mean, low, high, base) in enumerate(points):
         y = top + row_h * row + row_h / 2
         label = system if len(system) <= 18 else system[:17] + "…"
@@ -95,10 +99,20 @@ def svg_metric(metric: str, direction: str | None, points: list[Point], confiden
             f"{confidence:.0%} CI" + (f", baseline {fmt(base)}" if base is not None else "")
         )
         out.append(ci_row(x, y, left, label=label, tip=tip, mean=mean, ci=(low, high), base=base))
-    out.append(
-        f'<line class="axis" x1="{left}" x2="{left + width}" y1="{axis_y}" y2="{axis_y}"/></svg>'
-    )
-    return "".join(out)
+    out.append(axis_line(left, left + width, axis_y) + Markup("</svg>"))
+    return Markup().join(out)
+
+
+def grid_line(at: float, top: float, axis_y: float, tick: str) -> Markup:
+    """A vertical grid line at x = `at` with its tick label under the axis."""
+    return Markup(
+        '<line class="grid" x1="{at}" x2="{at}" y1="{top}" y2="{axis_y}"/>'
+        '<text class="tick" x="{at}" y="{below}" text-anchor="middle">{tick}</text>'
+    ).format(at=at, top=top - 4, axis_y=axis_y, below=axis_y + 14, tick=tick)
+
+
+def axis_line(x1: float, x2: float, y: float) -> Markup:
+    return Markup('<line class="axis" x1="{}" x2="{}" y1="{}" y2="{}"/>').format(x1, x2, y, y)
 
 
 def ci_row(
@@ -111,25 +125,31 @@ def ci_row(
     mean: float | None,
     ci: tuple[float | None, float | None],
     base: float | None = None,
-) -> str:
+) -> Markup:
     """One row of a CI plot: its label, whiskers, the baseline diamond and the mean's dot."""
     low, high = ci
     out = [
-        f"<g><title>{esc(tip)}</title>"
-        f'<text class="sys" x="{left - 8}" y="{y + 4}" text-anchor="end">{esc(label)}</text>'
+        Markup(
+            '<g><title>{tip}</title><text class="sys" x="{x}" y="{y}" text-anchor="end">'
+            "{label}</text>"
+        ).format(tip=tip, x=left - 8, y=y + 4, label=label)
     ]
     if low is not None and high is not None:
         out.append(
-            f'<line class="whisker" x1="{x(low)}" x2="{x(high)}" y1="{y}" y2="{y}"/>'
-            f'<line class="whisker" x1="{x(low)}" x2="{x(low)}" y1="{y - 5}" y2="{y + 5}"/>'
-            f'<line class="whisker" x1="{x(high)}" x2="{x(high)}" y1="{y - 5}" y2="{y + 5}"/>'
+            Markup(
+                '<line class="whisker" x1="{lo}" x2="{hi}" y1="{y}" y2="{y}"/>'
+                '<line class="whisker" x1="{lo}" x2="{lo}" y1="{top}" y2="{bottom}"/>'
+                '<line class="whisker" x1="{hi}" x2="{hi}" y1="{top}" y2="{bottom}"/>'
+            ).format(lo=x(low), hi=x(high), y=y, top=y - 5, bottom=y + 5)
         )
     if base is not None:
         bx = x(base)
         out.append(
-            f'<path class="base" d="M{bx} {y - 6}L{bx + 6} {y}L{bx} {y + 6}L{bx - 6} {y}Z"/>'
+            Markup('<path class="base" d="M{} {}L{} {}L{} {}L{} {}Z"/>').format(
+                bx, y - 6, bx + 6, y, bx, y + 6, bx - 6, y
+            )
         )
     if mean is not None:
-        out.append(f'<circle class="dot" cx="{x(mean)}" cy="{y}" r="4"/>')
-    out.append("</g>")
-    return "".join(out)
+        out.append(Markup('<circle class="dot" cx="{}" cy="{}" r="4"/>').format(x(mean), y))
+    out.append(Markup("</g>"))
+    return Markup().join(out)

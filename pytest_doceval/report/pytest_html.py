@@ -9,14 +9,17 @@ terminal shows (`TERMINAL_COLUMNS`); the rest are in doceval's own reports.
 pytest-html's page sets grey text (#999) on white for everything but headings; `PAGE_STYLE`
 (a ``<style>`` element in our summary) makes our tables and its results table dark on light,
 and lets long cells (node ids, messages, logs) wrap so the table fits its window. A skip's log
-is its reason, not the ``(file, line, reason)`` tuple pytest keeps as its ``longrepr``.
+is its reason, not the ``(file, line, reason)`` tuple pytest keeps as its ``longrepr``. Like the
+doceval report, the HTML is built from ``markupsafe.Markup`` templates: every string from the
+report is escaped once, by construction.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from markupsafe import Markup
 
 from pytest_doceval.metrics.spec import headline, specs_from_section
 from pytest_doceval.report.schema import Report
@@ -24,22 +27,20 @@ from pytest_doceval.report.terminal import TERMINAL_COLUMNS
 
 
 def header_cells(columns: Sequence[str]) -> list[str]:
-    return [
-        f'<th class="sortable" data-column-type="{html.escape(m)}">{html.escape(m)}</th>'
-        for m in columns
-    ]
+    cell = Markup('<th class="sortable" data-column-type="{m}">{m}</th>')
+    return [cell.format(m=m) for m in columns]
 
 
 def row_cells(columns: Sequence[str], metrics: Mapping[str, float]) -> list[str]:
-    cells = []
+    cells: list[str] = []
     for metric in columns:
         value = metrics.get(metric)
         text = "" if value is None else f"{value:.4f}"
-        cells.append(f'<td class="col-{html.escape(metric)}">{text}</td>')
+        cells.append(Markup('<td class="col-{}">{}</td>').format(metric, text))
     return cells
 
 
-PAGE_STYLE = (
+PAGE_STYLE = Markup(
     "<style>"
     ".doceval-summary{color:#1f2328;background:#fff;margin:8px 0 14px}"
     ".doceval-summary h3{color:#1f2328;font-size:14px;margin:10px 0 4px}"
@@ -69,7 +70,7 @@ def skip_log(longrepr: Any, data: list[str]) -> None:
     """pytest-html's log of a skipped test, `data`, made its reason instead of the tuple."""
     reason = skip_reason(longrepr)
     if reason is not None and data:
-        data[0] = "Skipped: " + html.escape(reason) + "\n"
+        data[0] = Markup("Skipped: {}\n").format(reason)
 
 
 def _fmt(value: object) -> str:
@@ -86,28 +87,39 @@ def summary_html(report: Report) -> str:
             for m in headline(specs_from_section(suite))
             if any(m in a for a in aggregates.values())
         ][:TERMINAL_COLUMNS]  # as the terminal: the rest are in doceval's own reports
-        head = "".join(f"<th>{html.escape(m)}</th>" for m in metrics)
+        head = Markup().join(Markup("<th>{}</th>").format(m) for m in metrics)
         rows = []
         for system in sorted(aggregates):
             cells = []
             for metric in metrics:
                 entry = aggregates[system].get(metric)
                 cells.append(
-                    "<td></td>"
+                    Markup("<td></td>")
                     if entry is None
-                    else f'<td class="num">{_fmt(entry["mean"])} [{_fmt(entry["ci_low"])}, '
-                    f"{_fmt(entry['ci_high'])}] n={entry['n']}</td>"
+                    else Markup('<td class="num">{} [{}, {}] n={}</td>').format(
+                        _fmt(entry["mean"]),
+                        _fmt(entry["ci_low"]),
+                        _fmt(entry["ci_high"]),
+                        entry["n"],
+                    )
                 )
-            rows.append(f"<tr><td>{html.escape(system)}</td>{''.join(cells)}</tr>")
+            rows.append(Markup("<tr><td>{}</td>{}</tr>").format(system, Markup().join(cells)))
         failed = [g for g in suite.get("gates", []) if not g["passed"]]
-        gates = "".join(
-            f'<p class="doceval-gate-failed">FAILED suite gate: {html.escape(g["message"])}</p>'
+        gates = Markup().join(
+            Markup('<p class="doceval-gate-failed">FAILED suite gate: {}</p>').format(g["message"])
             for g in failed
         )
         parts.append(
-            f'<div class="doceval-summary"><h3>doceval: {html.escape(name)} '
-            f"({html.escape(str(suite.get('kind')))}, "
-            f"{html.escape(str(suite.get('scoring_id', '-')))})</h3>"
-            f"<table><tr><th>system</th>{head}</tr>{''.join(rows)}</table>{gates}</div>"
+            Markup(
+                '<div class="doceval-summary"><h3>doceval: {} ({}, {})</h3>'
+                "<table><tr><th>system</th>{}</tr>{}</table>{}</div>"
+            ).format(
+                name,
+                str(suite.get("kind")),
+                str(suite.get("scoring_id", "-")),
+                head,
+                Markup().join(rows),
+                gates,
+            )
         )
-    return PAGE_STYLE + "".join(parts) if parts else ""
+    return PAGE_STYLE + Markup().join(parts) if parts else ""

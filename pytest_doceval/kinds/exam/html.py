@@ -4,7 +4,8 @@ delta and a plot of the deltas with their CIs, and accuracy by nation x task.
 
 Each is an `AnalysisRenderer` ``(key, value, view) -> html`` for ``ANALYSES`` in
 `pytest_doceval.html.analysis`; a value of an unexpected shape falls back to the generic
-renderer. Accuracies are shown as percentages, as the seed writes them; every string is escaped.
+renderer. Accuracies are shown as percentages, as the seed writes them; the HTML is built from
+``markupsafe.Markup`` templates, so every string from the report is escaped once.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from markupsafe import Markup
+
 from pytest_doceval.html.fmt import (
     NA,
-    esc,
+    as_text,
     fmt,
     fmt_int,
     fmt_p,
@@ -25,7 +28,7 @@ from pytest_doceval.html.fmt import (
     unique,
 )
 from pytest_doceval.html.model import SuiteView, not_testable
-from pytest_doceval.html.plots import axis, ci_row
+from pytest_doceval.html.plots import axis, axis_line, ci_row, grid_line
 from pytest_doceval.kinds.exam.table import answers_from_rows, track_order
 
 
@@ -44,7 +47,7 @@ def pct_ci(entry: Mapping[str, Any], signed: bool = False) -> str:
     return f"[{pct(entry.get('ci_low'), signed)}, {pct(entry.get('ci_high'), signed)}]"
 
 
-def _fallback(key: str, value: Any, view: SuiteView) -> str:
+def _fallback(key: str, value: Any, view: SuiteView) -> Markup:
     # Imported here: analyses.py imports this module to register its renderers.
     from pytest_doceval.html.analysis import generic
 
@@ -55,7 +58,7 @@ def _tracks(entries: Sequence[Mapping[str, Any]]) -> list[str]:
     return sorted(unique(str(e.get("track")) for e in entries), key=track_order)
 
 
-def accuracy(key: str, value: Any, view: SuiteView) -> str:
+def accuracy(key: str, value: Any, view: SuiteView) -> Markup:
     """Models down, tracks across: accuracy with its CI, n and parse failures; then the random
     baseline (mean 1/choices of the questions each track asked) and the human pass marks."""
     entries = mappings(value)
@@ -69,7 +72,7 @@ def accuracy(key: str, value: Any, view: SuiteView) -> str:
         for track in tracks:
             e = cells.get((model, track))
             if e is None:
-                tds.append('<td class="ns">—</td>')
+                tds.append(Markup('<td class="ns">—</td>'))
                 continue
             failures = int(num(e.get("parse_failures")) or 0)
             tip = (
@@ -78,34 +81,42 @@ def accuracy(key: str, value: Any, view: SuiteView) -> str:
                 f"chance {pct(e.get('chance'))}"
             )
             tds.append(
-                f'<td class="num cell" title="{esc(tip)}"><span class="mean">'
-                f'{pct(e.get("accuracy"))}</span> <span class="ci">{pct_ci(e)}</span>'
-                f' <span class="n">n={fmt_int(e.get("n"))}'
-                + (f", {failures} unparsed" if failures else "")
-                + "</span></td>"
+                Markup(
+                    '<td class="num cell" title="{tip}"><span class="mean">{accuracy}</span> '
+                    '<span class="ci">{ci}</span> <span class="n">n={n}{unparsed}</span></td>'
+                ).format(
+                    tip=tip,
+                    accuracy=pct(e.get("accuracy")),
+                    ci=pct_ci(e),
+                    n=fmt_int(e.get("n")),
+                    unparsed=f", {failures} unparsed" if failures else "",
+                )
             )
-        rows.append(f"<tr><td>{esc(model)}</td>{''.join(tds)}</tr>")
+        rows.append(Markup("<tr><td>{}</td>{}</tr>").format(model, Markup().join(tds)))
     references = mapping(view.data.get("references"))
     chance = mapping(references.get("random_by_track"))
-    chance_cells = "".join(f'<td class="num ns">{pct(chance.get(t))}</td>' for t in tracks)
-    rows.append(f'<tr><td class="ns">random baseline (1/choices)</td>{chance_cells}</tr>')
-    marks = mapping(references.get("human_pass_marks"))
-    marks_html = ""
-    if marks:
-        listed = ", ".join(f"{esc(nation)} {pct(mark)}" for nation, mark in marks.items())
-        marks_html = (
-            f'<p class="legend">Human pass marks (reference only, not comparable item by '
-            f"item): {listed}.</p>"
-        )
-    head = "".join(f"<th>track {esc(t)}</th>" for t in tracks)
-    return (
-        f"<h3>Accuracy by model and track ({view.confidence:.0%} CI over questions)</h3>"
-        f'<table class="exam-accuracy"><thead><tr><th>model</th>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>{marks_html}"
+    chance_cell = Markup('<td class="num ns">{}</td>')
+    chance_cells = Markup().join(chance_cell.format(pct(chance.get(t))) for t in tracks)
+    rows.append(
+        Markup('<tr><td class="ns">random baseline (1/choices)</td>{}</tr>').format(chance_cells)
     )
+    marks = mapping(references.get("human_pass_marks"))
+    marks_html = Markup()
+    if marks:
+        listed = ", ".join(f"{nation} {pct(mark)}" for nation, mark in marks.items())
+        marks_html = Markup(
+            '<p class="legend">Human pass marks (reference only, not comparable item by '
+            "item): {}.</p>"
+        ).format(listed)
+    head = Markup().join(Markup("<th>track {}</th>").format(t) for t in tracks)
+    return Markup(
+        "<h3>Accuracy by model and track ({:.0%} CI over questions)</h3>"
+        '<table class="exam-accuracy"><thead><tr><th>model</th>{}</tr></thead>'
+        "<tbody>{}</tbody></table>{}"
+    ).format(view.confidence, head, Markup().join(rows), marks_html)
 
 
-def deltas(key: str, value: Any, view: SuiteView) -> str:
+def deltas(key: str, value: Any, view: SuiteView) -> Markup:
     """Seed 001's delta table: per model, track - track on the questions both answered, with
     its paired CI, McNemar's p, whether the seed's reading is supported, and that reading."""
     entries = mappings(value)
@@ -116,36 +127,46 @@ def deltas(key: str, value: Any, view: SuiteView) -> str:
         supported = e.get("supported") is True
         untestable = not_testable(e.get("n"))
         verdict = (
-            '<td class="sig">supported</td>'
+            Markup('<td class="sig">supported</td>')
             if supported
-            else f'<td class="ns">{esc(untestable or "not supported")}</td>'
+            else Markup('<td class="ns">{}</td>').format(untestable or "not supported")
         )
         rows.append(
-            f"<tr><td>{esc(e.get('model'))}</td><td>Δ({esc(e.get('delta'))})</td>"
-            f'<td class="num">{fmt_int(e.get("n"))}</td>'
-            f'<td class="num">{pct(e.get("accuracy_first"))} − {pct(e.get("accuracy_second"))}'
-            f"</td>"
-            f'<td class="num"><b>{pct(e.get("value"), signed=True)}</b></td>'
-            f'<td class="num">{pct_ci(e, signed=True)}</td>'
-            f'<td class="num">{fmt_int(e.get("only_first"))} / {fmt_int(e.get("only_second"))}'
-            f"</td>"
-            f'<td class="num">{fmt_p(e.get("p_mcnemar"))}</td>'
-            f'<td class="num">{esc(fmt_pp(e.get("mde")))}</td>{verdict}'
-            f"<td>{esc(e.get('interpretation'))}</td></tr>"
+            Markup(
+                '<tr><td>{model}</td><td>Δ({delta})</td><td class="num">{n}</td>'
+                '<td class="num">{first} − {second}</td>'
+                '<td class="num"><b>{value}</b></td><td class="num">{ci}</td>'
+                '<td class="num">{only_first} / {only_second}</td>'
+                '<td class="num">{p}</td><td class="num">{mde}</td>{verdict}'
+                "<td>{interpretation}</td></tr>"
+            ).format(
+                model=as_text(e.get("model")),
+                delta=as_text(e.get("delta")),
+                n=fmt_int(e.get("n")),
+                first=pct(e.get("accuracy_first")),
+                second=pct(e.get("accuracy_second")),
+                value=pct(e.get("value"), signed=True),
+                ci=pct_ci(e, signed=True),
+                only_first=fmt_int(e.get("only_first")),
+                only_second=fmt_int(e.get("only_second")),
+                p=fmt_p(e.get("p_mcnemar")),
+                mde=fmt_pp(e.get("mde")),
+                verdict=verdict,
+                interpretation=as_text(e.get("interpretation")),
+            )
         )
     alpha = 1 - view.confidence
-    return (
+    return Markup(
         "<h3>Track deltas (seed 001, 4.4: paired over the questions both tracks asked)</h3>"
         '<table class="exam-deltas"><thead><tr><th>model</th><th>delta</th><th>n</th>'
         "<th>accuracies</th><th>Δ</th><th>CI</th><th>only first / only second</th>"
         "<th>p (McNemar)</th><th title=\"the accuracy change McNemar's exact test detects with "
-        f'80% power here">MDE</th><th>reading (Δ&gt;0, p&lt;{alpha:.2g})</th>'
-        f"<th>interpretation</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        + delta_plot(entries, view.confidence)
-    )
+        '80% power here">MDE</th><th>reading (Δ&gt;0, p&lt;{:.2g})</th>'
+        "<th>interpretation</th></tr></thead><tbody>{}</tbody></table>{}"
+    ).format(alpha, Markup().join(rows), delta_plot(entries, view.confidence))
 
 
-def pairwise(key: str, value: Any, view: SuiteView) -> str:
+def pairwise(key: str, value: Any, view: SuiteView) -> Markup:
     """Every pair of models per track, paired over the questions both answered: accuracies,
     the difference with its CI, discordant counts, McNemar's p (raw and Bonferroni over the
     track's pairs), Cohen's d and the MDE, and which model is better when that is
@@ -156,43 +177,56 @@ def pairwise(key: str, value: Any, view: SuiteView) -> str:
     rows = []
     for e in entries:
         rows.append(
-            f"<tr><td>{esc(e.get('track'))}</td><td>{esc(e.get('a'))}</td>"
-            f"<td>{esc(e.get('b'))}</td>"
-            f'<td class="num">{fmt_int(e.get("n"))}</td>'
-            f'<td class="num">{pct(e.get("accuracy_a"))} − {pct(e.get("accuracy_b"))}</td>'
-            f'<td class="num"><b>{pct(e.get("diff"), signed=True)}</b></td>'
-            f'<td class="num">{pct_ci(e, signed=True)}</td>'
-            f'<td class="num">{fmt_int(e.get("only_a"))} / {fmt_int(e.get("only_b"))}</td>'
-            f'<td class="num">{fmt_p(e.get("p_mcnemar"))}</td>'
-            f'<td class="num">{fmt_p(e.get("p_bonferroni"))}</td>'
-            f'<td class="num">{fmt(e.get("cohens_d"), 2)}</td>'
-            f'<td class="num">{esc(fmt_pp(e.get("mde")))}</td>{_pair_verdict(e)}</tr>'
+            Markup(
+                '<tr><td>{track}</td><td>{a}</td><td>{b}</td><td class="num">{n}</td>'
+                '<td class="num">{accuracy_a} − {accuracy_b}</td>'
+                '<td class="num"><b>{diff}</b></td><td class="num">{ci}</td>'
+                '<td class="num">{only_a} / {only_b}</td><td class="num">{p}</td>'
+                '<td class="num">{p_b}</td><td class="num">{d}</td><td class="num">{mde}</td>'
+                "{verdict}</tr>"
+            ).format(
+                track=as_text(e.get("track")),
+                a=as_text(e.get("a")),
+                b=as_text(e.get("b")),
+                n=fmt_int(e.get("n")),
+                accuracy_a=pct(e.get("accuracy_a")),
+                accuracy_b=pct(e.get("accuracy_b")),
+                diff=pct(e.get("diff"), signed=True),
+                ci=pct_ci(e, signed=True),
+                only_a=fmt_int(e.get("only_a")),
+                only_b=fmt_int(e.get("only_b")),
+                p=fmt_p(e.get("p_mcnemar")),
+                p_b=fmt_p(e.get("p_bonferroni")),
+                d=fmt(e.get("cohens_d"), 2),
+                mde=fmt_pp(e.get("mde")),
+                verdict=_pair_verdict(e),
+            )
         )
     alpha = 1 - view.confidence
-    return (
+    return Markup(
         "<h3>Pairwise model comparisons per track (paired over shared questions: A − B)</h3>"
         '<table class="exam-pairwise"><thead><tr><th>track</th><th>A</th><th>B</th>'
         "<th>n</th><th>accuracies</th><th>Δ</th>"
-        f"<th>{view.confidence:.0%} CI</th><th>only A / only B correct</th>"
+        "<th>{:.0%} CI</th><th>only A / only B correct</th>"
         "<th>p (McNemar)</th><th>p (Bonferroni)</th><th>Cohen's d</th>"
         '<th title="the accuracy change McNemar\'s exact test detects with 80% power here">'
-        f"MDE</th><th>verdict (α={alpha:.2g})</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
+        "MDE</th><th>verdict (α={:.2g})</th></tr></thead>"
+        "<tbody>{}</tbody></table>"
+    ).format(view.confidence, alpha, Markup().join(rows))
 
 
-def _pair_verdict(entry: Mapping[str, Any]) -> str:
+def _pair_verdict(entry: Mapping[str, Any]) -> Markup:
     untestable = not_testable(entry.get("n"))
     if untestable:
-        return f'<td class="ns">{esc(untestable)}</td>'
+        return Markup('<td class="ns">{}</td>').format(untestable)
     diff = num(entry.get("diff"))
     if entry.get("significant") is not True or not diff:
-        return '<td class="ns">no significant difference</td>'
+        return Markup('<td class="ns">no significant difference</td>')
     winner = entry.get("a") if diff > 0 else entry.get("b")
-    return f'<td class="sig"><b>{esc(winner)}</b> better</td>'
+    return Markup('<td class="sig"><b>{}</b> better</td>').format(as_text(winner))
 
 
-def delta_plot(entries: Sequence[Mapping[str, Any]], confidence: float) -> str:
+def delta_plot(entries: Sequence[Mapping[str, Any]], confidence: float) -> Markup:
     """Each delta as a dot with its CI whisker, on one axis with zero marked."""
     points = [
         (f"{e.get('model')} {e.get('delta')}", num(e.get("value")), *_ci(e))
@@ -200,7 +234,7 @@ def delta_plot(entries: Sequence[Mapping[str, Any]], confidence: float) -> str:
         if num(e.get("value")) is not None
     ]
     if not points:
-        return ""
+        return Markup()
     values = [0.0] + [v for p in points for v in p[1:] if v is not None]
     lo, hi, ticks, decimals = axis(values)
     left, width, row_h, top = 150, 260, 22, 26
@@ -211,32 +245,31 @@ def delta_plot(entries: Sequence[Mapping[str, Any]], confidence: float) -> str:
         return round(left + (v - lo) * scale, 1)
 
     out = [
-        f'<svg class="plot" width="{left + width + 24}" height="{axis_y + 26}" role="img" '
-        'aria-label="track deltas with confidence intervals">'
-        f'<text class="ptitle" x="4" y="15">Δ accuracy ({confidence:.0%} CI)</text>'
+        Markup(
+            '<svg class="plot" width="{}" height="{}" role="img" '
+            'aria-label="track deltas with confidence intervals">'
+            '<text class="ptitle" x="4" y="15">Δ accuracy ({:.0%} CI)</text>'
+        ).format(left + width + 24, axis_y + 26, confidence)
     ]
-    for t in ticks:
-        out.append(
-            f'<line class="grid" x1="{x(t)}" x2="{x(t)}" y1="{top - 4}" y2="{axis_y}"/>'
-            f'<text class="tick" x="{x(t)}" y="{axis_y + 14}" text-anchor="middle">'
-            f"{t * 100:.{max(decimals - 2, 0)}f}%</text>"
+    out.extend(grid_line(x(t), top, axis_y, f"{t * 100:.{max(decimals - 2, 0)}f}%") for t in ticks)
+    out.append(
+        Markup('<line class="axis" x1="{}" x2="{}" y1="{}" y2="{}"/>').format(
+            x(0), x(0), top - 4, axis_y
         )
-    out.append(f'<line class="axis" x1="{x(0)}" x2="{x(0)}" y1="{top - 4}" y2="{axis_y}"/>')
+    )
     for row, (label, mean, low, high) in enumerate(points):
         y = top + row_h * row + row_h / 2
         tip = f"{label}: {pct(mean, True)} [{pct(low, True)}, {pct(high, True)}]"
         out.append(ci_row(x, y, left, label=label, tip=tip, mean=mean, ci=(low, high)))
-    out.append(
-        f'<line class="axis" x1="{left}" x2="{left + width}" y1="{axis_y}" y2="{axis_y}"/></svg>'
-    )
-    return f'<div class="plots">{"".join(out)}</div>'
+    out.append(axis_line(left, left + width, axis_y) + Markup("</svg>"))
+    return Markup('<div class="plots">{}</div>').format(Markup().join(out))
 
 
 def _ci(entry: Mapping[str, Any]) -> tuple[float | None, float | None]:
     return num(entry.get("ci_low")), num(entry.get("ci_high"))
 
 
-def breakdowns(key: str, value: Any, view: SuiteView) -> str:
+def breakdowns(key: str, value: Any, view: SuiteView) -> Markup:
     """Per (model, track): accuracy by nation (rows) x task (columns), each cell correct/asked
     from the rows, with the per-nation and per-task accuracies and CIs of the analysis in the
     margins."""
@@ -254,11 +287,11 @@ def breakdowns(key: str, value: Any, view: SuiteView) -> str:
         )
     systems = sorted(cells, key=lambda s: (s[0], track_order(s[1])))
     blocks = [_grid(model, track, cells[model, track], margins) for model, track in systems]
-    return (
+    return Markup(
         "<h3>Accuracy by nation × task</h3>"
         '<p class="legend">Per model and track (click to open). Cells: correct / asked; '
-        "margins: accuracy with its CI.</p>" + "".join(blocks)
-    )
+        "margins: accuracy with its CI.</p>"
+    ) + Markup().join(blocks)
 
 
 def _grid(
@@ -266,32 +299,36 @@ def _grid(
     track: str,
     cells: Mapping[tuple[str, str], list[float]],
     margins: Mapping[tuple[str, str, str, str], Mapping[str, Any]],
-) -> str:
+) -> Markup:
     nations = sorted({n for n, _ in cells})
     tasks = sorted({t for _, t in cells})
 
-    def margin(factor: str, level: str) -> str:
+    def margin(factor: str, level: str) -> Markup:
         e = margins.get((model, track, factor, level))
         if e is None:
-            return '<td class="ns">—</td>'
-        return f'<td class="num"><b>{pct(e.get("accuracy"))}</b> {pct_ci(e)}</td>'
+            return Markup('<td class="ns">—</td>')
+        return Markup('<td class="num"><b>{}</b> {}</td>').format(pct(e.get("accuracy")), pct_ci(e))
 
-    head = "".join(f"<th>{esc(t)}</th>" for t in tasks)
+    head = Markup().join(Markup("<th>{}</th>").format(t) for t in tasks)
+    number = Markup('<td class="num">{}</td>')
     body = []
     for nation in nations:
         tds = []
         for task in tasks:
             got = cells.get((nation, task))
-            text = f"{int(sum(got))} / {len(got)}" if got else "—"
-            tds.append(f'<td class="num">{text}</td>')
-        body.append(f"<tr><th>{esc(nation)}</th>{''.join(tds)}{margin('nation', nation)}</tr>")
-    task_margins = "".join(margin("task", t) for t in tasks)
-    body.append(f"<tr><th>all nations</th>{task_margins}<td></td></tr>")
-    return (
-        f"<details><summary>{esc(model)} · track {esc(track)}</summary>"
-        f'<table class="exam-grid"><thead><tr><th>nation \\ task</th>{head}'
-        f"<th>all tasks</th></tr></thead><tbody>{''.join(body)}</tbody></table></details>"
-    )
+            tds.append(number.format(f"{int(sum(got))} / {len(got)}" if got else "—"))
+        body.append(
+            Markup("<tr><th>{}</th>{}{}</tr>").format(
+                nation, Markup().join(tds), margin("nation", nation)
+            )
+        )
+    task_margins = Markup().join(margin("task", t) for t in tasks)
+    body.append(Markup("<tr><th>all nations</th>{}<td></td></tr>").format(task_margins))
+    return Markup(
+        "<details><summary>{} · track {}</summary>"
+        '<table class="exam-grid"><thead><tr><th>nation \\ task</th>{}'
+        "<th>all tasks</th></tr></thead><tbody>{}</tbody></table></details>"
+    ).format(model, track, head, Markup().join(body))
 
 
 from pytest_doceval.kinds.exam.html_factors import FACTOR_RENDERERS  # noqa: E402

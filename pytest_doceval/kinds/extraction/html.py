@@ -5,7 +5,8 @@ pairs first and the robustness question as one table per extractor.
 
 Register them with ``VIEWS`` in `views` and ``ANALYSES`` in `analyses` (the extractors'
 ``comparisons`` are in the documents kind's shape and use its renderer). Every string from a
-report is escaped here (analyses) or drawn as text by the page's script (view blocks).
+report is escaped by the ``markupsafe.Markup`` templates here (analyses) or drawn as text by the
+page's script (view blocks).
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from markupsafe import Markup
+
 from pytest_doceval.html.codec import Chunk
 from pytest_doceval.html.fmt import (
-    esc,
+    as_text,
     fmt,
     fmt_ci,
     fmt_int,
@@ -104,64 +107,84 @@ def schema_errors(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
     return out
 
 
-def _verdict_cell(entry: Mapping[str, Any]) -> str:
+def _verdict_cell(entry: Mapping[str, Any]) -> Markup:
     untestable = not_testable(entry.get("n"))
     if untestable:
-        return f'<td class="ns">{esc(untestable)}</td>'
+        return Markup('<td class="ns">{}</td>').format(untestable)
     verdict = str(entry.get("verdict") or "")
     if verdict in ("worse", "better"):
-        return f'<td class="delta sig {verdict}">{esc(verdict)}</td>'
-    return '<td class="ns">no significant change</td>'
+        return Markup('<td class="delta sig {verdict}">{verdict}</td>').format(verdict=verdict)
+    return Markup('<td class="ns">no significant change</td>')
 
 
-def ocr_robustness(key: str, value: Any, view: SuiteView) -> str:
+def ocr_robustness(key: str, value: Any, view: SuiteView) -> Markup:
     """Per extractor: each metric on each variant against the reference variant, paired over
     pages (seed 003: how much does noisier OCR cost?)."""
     entries = mappings(value)
     if not entries:
-        return ""
-    reference = esc(entries[0].get("reference"))
-    out = [f"<h3>Robustness to OCR fidelity: each variant − {reference}, paired over pages</h3>"]
+        return Markup()
+    reference = as_text(entries[0].get("reference"))
+    out = [
+        Markup("<h3>Robustness to OCR fidelity: each variant − {}, paired over pages</h3>").format(
+            reference
+        )
+    ]
+    row = Markup(
+        '<tr><td>{metric}</td><td>{variant}</td><td class="num">{n}</td>'
+        '<td class="num">{reference}</td><td class="num">{mean}</td><td class="num">{diff}</td>'
+        '<td class="num">{ci}</td><td class="num">{p_t}</td><td class="num">{p_w}</td>'
+        '<td class="num">{mde}</td>{verdict}</tr>'
+    )
     for extractor in dict.fromkeys(str(e.get("extractor")) for e in entries):
-        rows = "".join(
-            f"<tr><td>{esc(e.get('metric'))}</td><td>{esc(e.get('variant'))}</td>"
-            f'<td class="num">{fmt_int(e.get("n"))}</td>'
-            f'<td class="num">{fmt(e.get("reference_mean"))}</td>'
-            f'<td class="num">{fmt(e.get("variant_mean"))}</td>'
-            f'<td class="num">{fmt_signed(e.get("mean_diff"))}</td>'
-            f'<td class="num">{fmt_ci(e)}</td><td class="num">{fmt_p(e.get("p_ttest"))}</td>'
-            f'<td class="num">{fmt_p(e.get("p_wilcoxon"))}</td>'
-            f'<td class="num">{esc(fmt_pp(e.get("mde")))}</td>{_verdict_cell(e)}</tr>'
+        rows = Markup().join(
+            row.format(
+                metric=as_text(e.get("metric")),
+                variant=as_text(e.get("variant")),
+                n=fmt_int(e.get("n")),
+                reference=fmt(e.get("reference_mean")),
+                mean=fmt(e.get("variant_mean")),
+                diff=fmt_signed(e.get("mean_diff")),
+                ci=fmt_ci(e),
+                p_t=fmt_p(e.get("p_ttest")),
+                p_w=fmt_p(e.get("p_wilcoxon")),
+                mde=fmt_pp(e.get("mde")),
+                verdict=_verdict_cell(e),
+            )
             for e in entries
             if str(e.get("extractor")) == extractor
         )
         out.append(
-            f"<h4>{esc(extractor)}</h4>"
-            '<table class="comparisons"><thead><tr><th>metric</th><th>variant</th><th>pages</th>'
-            f"<th>{reference}</th><th>variant</th><th>Δ mean</th><th>CI</th><th>p (t)</th>"
-            '<th>p (Wilcoxon)</th><th title="the change this comparison detects with 80% '
-            f'power">MDE</th><th>verdict</th></tr></thead><tbody>{rows}</tbody></table>'
+            Markup(
+                '<h4>{}</h4><table class="comparisons"><thead><tr><th>metric</th>'
+                "<th>variant</th><th>pages</th><th>{}</th><th>variant</th><th>Δ mean</th>"
+                '<th>CI</th><th>p (t)</th><th>p (Wilcoxon)</th><th title="the change this '
+                'comparison detects with 80% power">MDE</th><th>verdict</th></tr></thead>'
+                "<tbody>{}</tbody></table>"
+            ).format(extractor, reference, rows)
         )
-    return "".join(out)
+    return Markup().join(out)
 
 
-def verdict_counts(key: str, value: Any, view: SuiteView) -> str:
+def verdict_counts(key: str, value: Any, view: SuiteView) -> Markup:
     """Summed verdicts (fields) or entry counts (entries) per extractor and variant."""
     entries = mappings(value)
     if not entries:
-        return ""
+        return Markup()
     columns = list(
         dict.fromkeys(k for e in entries for k in e if k not in ("extractor", "variant"))
     )
-    head = "".join(f"<th>{esc(c.replace('_', ' '))}</th>" for c in columns)
-    rows = "".join(
-        f"<tr><td>{esc(e.get('extractor'))}</td><td>{esc(e.get('variant'))}</td>"
-        + "".join(f'<td class="num">{fmt_int(e.get(c))}</td>' for c in columns)
-        + "</tr>"
+    head = Markup().join(Markup("<th>{}</th>").format(c.replace("_", " ")) for c in columns)
+    number = Markup('<td class="num">{}</td>')
+    rows = Markup().join(
+        Markup("<tr><td>{}</td><td>{}</td>{}</tr>").format(
+            as_text(e.get("extractor")),
+            as_text(e.get("variant")),
+            Markup().join(number.format(fmt_int(e.get(c))) for c in columns),
+        )
         for e in entries
     )
-    return (
+    return Markup(
         "<h3>Verdicts per extractor and OCR variant (summed over pages)</h3>"
-        f'<table class="generic"><thead><tr><th>extractor</th><th>variant</th>{head}</tr>'
-        f"</thead><tbody>{rows}</tbody></table>"
-    )
+        '<table class="generic"><thead><tr><th>extractor</th><th>variant</th>{}</tr>'
+        "</thead><tbody>{}</tbody></table>"
+    ).format(head, rows)

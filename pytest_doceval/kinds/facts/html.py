@@ -10,8 +10,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from markupsafe import Markup
+
 from pytest_doceval.html.codec import Chunk
-from pytest_doceval.html.fmt import NA, esc, fmt, fmt_int, mapping, mappings, num
+from pytest_doceval.html.fmt import NA, fmt, fmt_int, mapping, mappings, num
 from pytest_doceval.html.model import SuiteView
 
 Block = dict[str, Any]
@@ -51,61 +53,71 @@ def _percent(value: Any) -> str:
     return NA if x is None else f"{100 * x:.1f}%"
 
 
-def _groups_table(title: str, what: str, per_system: Mapping[str, Mapping[str, Any]]) -> str:
+def _groups_table(title: str, what: str, per_system: Mapping[str, Mapping[str, Any]]) -> Markup:
     """Rows = files or types, columns = systems: mean pass fraction and passed/total."""
     systems = list(per_system)
     names = sorted({n for groups in per_system.values() for n in mapping(groups)})
     if not names:
-        return ""
-    head = "".join(f"<th>{esc(s)}</th>" for s in systems)
+        return Markup()
+    head = Markup().join(Markup("<th>{}</th>").format(s) for s in systems)
     body = []
     for group_name in names:
         cells = []
         for system in systems:
             group = mapping(mapping(per_system[system]).get(group_name))
             if not group:
-                cells.append(f'<td class="num">{NA}</td>')
+                cells.append(Markup('<td class="num">{}</td>').format(NA))
                 continue
             counts = f"{fmt_int(group.get('passed'))}/{fmt_int(group.get('total'))}"
             skipped = num(group.get("skipped")) or 0
             extra = f", {fmt_int(skipped)} skipped" if skipped else ""
             cells.append(
-                f'<td class="num">{_percent(group.get("mean"))} <span class="key">'
-                f"({counts}{extra})</span></td>"
+                Markup('<td class="num">{} <span class="key">({}{})</span></td>').format(
+                    _percent(group.get("mean")), counts, extra
+                )
             )
-        body.append(f"<tr><td>{esc(group_name)}</td>{''.join(cells)}</tr>")
-    return (
-        f"<h4>{esc(title)}</h4>"
-        f'<table class="generic"><thead><tr><th>{esc(what)}</th>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>"
-    )
+        body.append(Markup("<tr><td>{}</td>{}</tr>").format(group_name, Markup().join(cells)))
+    return Markup(
+        '<h4>{}</h4><table class="generic"><thead><tr><th>{}</th>{}</tr></thead>'
+        "<tbody>{}</tbody></table>"
+    ).format(title, what, head, Markup().join(body))
 
 
-def pass_rate(key: str, value: Any, view: SuiteView) -> str:
+def pass_rate(key: str, value: Any, view: SuiteView) -> Markup:
     """pass_rate per system with its interval, then the breakdowns by fact type and file."""
     systems = {str(k): mapping(v) for k, v in mapping(value).items()}
     if not systems:
-        return ""
+        return Markup()
     rows = []
     for system, entry in systems.items():
         interval = f"[{_percent(entry.get('ci_low'))}, {_percent(entry.get('ci_high'))}]"
         rows.append(
-            f'<tr><td>{esc(system)}</td><td class="num">{_percent(entry.get("pass_rate"))}</td>'
-            f'<td class="num">{interval}</td>'
-            f'<td class="num">{_percent(entry.get("baseline_pass_rate"))}</td>'
-            f'<td class="num">{fmt_int(entry.get("n_files"))}</td>'
-            f'<td class="num">{fmt_int(entry.get("n_facts"))}</td>'
-            f'<td class="num">{_percent(entry.get("micro_mean"))}</td></tr>'
+            Markup(
+                '<tr><td>{system}</td><td class="num">{rate}</td><td class="num">{interval}</td>'
+                '<td class="num">{baseline}</td><td class="num">{files}</td>'
+                '<td class="num">{facts}</td><td class="num">{micro}</td></tr>'
+            ).format(
+                system=system,
+                rate=_percent(entry.get("pass_rate")),
+                interval=interval,
+                baseline=_percent(entry.get("baseline_pass_rate")),
+                files=fmt_int(entry.get("n_files")),
+                facts=fmt_int(entry.get("n_facts")),
+                micro=_percent(entry.get("micro_mean")),
+            )
         )
     method = next((str(e["method"]) for e in systems.values() if e.get("method")), "")
     return (
-        "<h3>Pass rate (olmOCR-bench: the mean over fact files of each file's pass rate)</h3>"
-        + (f'<p class="legend">interval: {esc(method)}</p>' if method else "")
-        + '<table class="generic"><thead><tr><th>system</th><th>pass rate</th><th>CI</th>'
-        "<th>baseline</th><th>files</th><th>facts</th>"
-        '<th title="olmOCR-bench\'s overall_score: the mean over all facts, not its headline">'
-        "micro mean (not the headline)</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        Markup(
+            "<h3>Pass rate (olmOCR-bench: the mean over fact files of each file's pass rate)</h3>"
+        )
+        + (Markup('<p class="legend">interval: {}</p>').format(method) if method else Markup())
+        + Markup(
+            '<table class="generic"><thead><tr><th>system</th><th>pass rate</th><th>CI</th>'
+            "<th>baseline</th><th>files</th><th>facts</th>"
+            '<th title="olmOCR-bench\'s overall_score: the mean over all facts, not its headline">'
+            "micro mean (not the headline)</th></tr></thead><tbody>{}</tbody></table>"
+        ).format(Markup().join(rows))
         + _groups_table(
             "By fact type (mean fraction of repeats passed)",
             "type",

@@ -12,9 +12,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from markupsafe import Markup
+
 from pytest_doceval.html.analysis import html_table
 from pytest_doceval.html.codec import Chunk
-from pytest_doceval.html.fmt import NA, esc, mapping, mappings, num
+from pytest_doceval.html.fmt import NA, mapping, mappings, num
 from pytest_doceval.html.model import SuiteView
 from pytest_doceval.kinds.omnidocbench.paper import COLUMNS, cell_text
 from pytest_doceval.metrics.text import DIFF_CONTEXT
@@ -90,11 +92,11 @@ def blocks(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
     return out
 
 
-def leaderboard(key: str, value: Any, view: SuiteView) -> str:
+def leaderboard(key: str, value: Any, view: SuiteView) -> Markup:
     """The leaderboard's columns per system, then each page-attribute group's."""
     systems = {str(k): mapping(v) for k, v in mapping(value).items()}
     if not systems:
-        return ""
+        return Markup()
     head = ["system", "pages", *[title for title, _, _ in COLUMNS]]
     rows = []
     for system, entry in systems.items():
@@ -107,13 +109,13 @@ def leaderboard(key: str, value: Any, view: SuiteView) -> str:
         for group, numbers in mapping(entry.get("by_attribute")).items():
             numbers = mapping(numbers)
             groups.append([system, group, numbers.get("pages"), *cells(numbers)])
-    html = (
-        f'<h3>OmniDocBench v1.6 leaderboard numbers <span class="key">({esc(key)})</span></h3>'
+    html = Markup(
+        '<h3>OmniDocBench v1.6 leaderboard numbers <span class="key">({})</span></h3>'
         '<p class="legend">as OmniDocBench prints them: edit distances lower is better, TEDS '
-        "(×100) higher; each the mean over pages (ALL_page_avg)</p>" + html_table(head, rows)
-    )
+        "(×100) higher; each the mean over pages (ALL_page_avg)</p>{}"
+    ).format(key, html_table(head, rows))
     if groups:
-        html += "<h4>By page attribute</h4>" + html_table(
+        html += Markup("<h4>By page attribute</h4>") + html_table(
             ["system", "group", "pages", *[t for t, _, _ in COLUMNS]], groups
         )
     return html

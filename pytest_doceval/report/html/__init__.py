@@ -21,8 +21,9 @@ Modules: `frame` (document, CSP, header, run summary, TOC), `model` (reading the
 (shared-truth diffs, deflate + base85 blocks), `views` and `analyses` (renderer registries),
 `fmt` (escaping and numbers: a missing, NaN or infinite number shows as ``n/a``).
 
-Escaping. Every string from the report reaches the page either through ``html.escape`` (the
-server-rendered parts) or as JSON data in ``<script type="application/json">`` with ``<``,
+Escaping. Every string from the report reaches the page either through a ``markupsafe.Markup``
+template (the server-rendered parts: a plain ``str`` is escaped when it meets markup, a
+``Markup`` fragment never twice) or as JSON data in ``<script type="application/json">`` with ``<``,
 ``>`` and ``&`` written as ``\\u003c``/``\\u003e``/``\\u0026`` (so ``</script>`` in data cannot
 end the element); the page's script reads that data with ``JSON.parse`` and puts it into the
 document only with ``textContent`` and text nodes, never ``innerHTML``.
@@ -45,6 +46,8 @@ script has drawn the page. Both exist for headless-browser tests and the benchma
 from __future__ import annotations
 
 from pathlib import Path
+
+from markupsafe import Markup
 
 from pytest_doceval.atomic import write_text_atomic
 from pytest_doceval.html.codec import Blobs
@@ -72,8 +75,8 @@ def render_html(report: Report) -> str:
     blobs = Blobs()
     sections = [suite_section(view, blobs) for view in views]
     if not sections:
-        sections = ['<p class="empty">This report has no suites.</p>']
-    body = "".join(
+        sections = [Markup('<p class="empty">This report has no suites.</p>')]
+    body = Markup().join(
         [page_header(report), interrupted_banner(report), run_summary(views), toc(views), *sections]
     )
     page = document(title(views), body, blobs.render())

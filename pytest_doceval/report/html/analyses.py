@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_doceval.html.analysis import AnalysisRenderer, generic
+from markupsafe import Markup
+
+from pytest_doceval.html.analysis import AnalysisRenderer, as_markup, generic
 from pytest_doceval.html.fmt import (
-    esc,
+    as_text,
     fmt,
     fmt_ci,
     fmt_int,
@@ -32,12 +34,12 @@ from pytest_doceval.rows import FLAG_MARK
 # (analysis key, its value in the section, the suite) -> HTML
 
 
-def _verdict(c: Mapping[str, Any], direction: str | None, alpha: float) -> str:
+def _verdict(c: Mapping[str, Any], direction: str | None, alpha: float) -> Markup:
     """Which system is better, if the difference is significant: Bonferroni p below alpha
     when there is one, else a CI that excludes zero."""
     untestable = not_testable(c.get("n"))
     if untestable:
-        return f'<td class="ns">{esc(untestable)}</td>'
+        return Markup('<td class="ns">{}</td>').format(untestable)
     p = num(c.get("p_bonferroni"))
     low, high = num(c.get("ci_low")), num(c.get("ci_high"))
     if p is not None:
@@ -46,68 +48,86 @@ def _verdict(c: Mapping[str, Any], direction: str | None, alpha: float) -> str:
         significant = low is not None and high is not None and (low > 0 or high < 0)
     judged = judge(num(c.get("mean_diff")), direction)
     if not significant or judged not in ("better", "worse"):
-        return '<td class="ns">no significant difference</td>'
+        return Markup('<td class="ns">no significant difference</td>')
     winner = c.get("a") if judged == "better" else c.get("b")
-    return f'<td class="sig"><b>{esc(winner)}</b> better</td>'
+    return Markup('<td class="sig"><b>{}</b> better</td>').format(as_text(winner))
 
 
-def comparisons(key: str, value: Any, view: SuiteView) -> str:
+def comparisons(key: str, value: Any, view: SuiteView) -> Markup:
     """Every pair of systems on every headline metric (paired over the cases both measured)."""
     entries = mappings(value)
     if not entries:
-        return ""
+        return Markup()
     alpha = 1 - view.confidence
     has_mcnemar = any(c.get("p_mcnemar") is not None for c in entries)
     rows = []
     for c in entries:
         metric = str(c.get("metric"))
-        mcnemar = f'<td class="num">{fmt_p(c.get("p_mcnemar"))}</td>' if has_mcnemar else ""
+        mcnemar = (
+            Markup('<td class="num">{}</td>').format(fmt_p(c.get("p_mcnemar")))
+            if has_mcnemar
+            else Markup()
+        )
         flagged = mapping(c.get("flagged"))
         a, b = (
-            f"{esc(c.get(side))}{flag_mark({'flagged': flagged.get(str(c.get(side)))})}"
+            Markup("{}{}").format(
+                as_text(c.get(side)), flag_mark({"flagged": flagged.get(str(c.get(side)))})
+            )
             for side in ("a", "b")
         )
         rows.append(
-            f"<tr><td>{esc(metric)}</td><td>{a}</td><td>{b}</td>"
-            f'<td class="num">{fmt_int(c.get("n"))}</td>'
-            f'<td class="num">{fmt_signed(c.get("mean_diff"))}</td>'
-            f'<td class="num">{fmt_ci(c)}</td>'
-            f'<td class="num">{fmt_p(c.get("p_ttest"))}</td>'
-            f'<td class="num">{fmt_p(c.get("p_wilcoxon"))}</td>'
-            f'<td class="num">{fmt_p(c.get("p_bonferroni"))}</td>{mcnemar}'
-            f'<td class="num">{fmt(c.get("cohens_d"), 2)}</td>'
-            f'<td class="num">{esc(fmt_pp(c.get("mde")))}</td>'
-            f"{_verdict(c, view.direction(metric), alpha)}</tr>"
+            Markup(
+                '<tr><td>{metric}</td><td>{a}</td><td>{b}</td><td class="num">{n}</td>'
+                '<td class="num">{diff}</td><td class="num">{ci}</td><td class="num">{p_t}</td>'
+                '<td class="num">{p_w}</td><td class="num">{p_b}</td>{mcnemar}'
+                '<td class="num">{d}</td><td class="num">{mde}</td>{verdict}</tr>'
+            ).format(
+                metric=metric,
+                a=a,
+                b=b,
+                n=fmt_int(c.get("n")),
+                diff=fmt_signed(c.get("mean_diff")),
+                ci=fmt_ci(c),
+                p_t=fmt_p(c.get("p_ttest")),
+                p_w=fmt_p(c.get("p_wilcoxon")),
+                p_b=fmt_p(c.get("p_bonferroni")),
+                mcnemar=mcnemar,
+                d=fmt(c.get("cohens_d"), 2),
+                mde=fmt_pp(c.get("mde")),
+                verdict=_verdict(c, view.direction(metric), alpha),
+            )
         )
-    mcnemar_head = "<th>p (McNemar)</th>" if has_mcnemar else ""
+    mcnemar_head = Markup("<th>p (McNemar)</th>") if has_mcnemar else Markup()
     legend = (
-        f'<p class="flag-legend">{FLAG_MARK} the kind flagged some of that system\'s cases on '
-        "this metric: its value may mislead (the reasons are in the mark's tooltip).</p>"
+        Markup(
+            '<p class="flag-legend">{} the kind flagged some of that system\'s cases on '
+            "this metric: its value may mislead (the reasons are in the mark's tooltip).</p>"
+        ).format(FLAG_MARK)
         if any(c.get("flagged") for c in entries)
-        else ""
+        else Markup()
     )
-    return (
+    return Markup(
         "<h3>Pairwise comparisons (paired: A \u2212 B)</h3>"
         '<table class="comparisons"><thead><tr><th>metric</th><th>A</th><th>B</th><th>n</th>'
         "<th>Δ mean</th><th>CI</th><th>p (t)</th><th>p (Wilcoxon)</th><th>p (Bonferroni)</th>"
-        f"{mcnemar_head}<th>Cohen's d</th>"
+        "{}<th>Cohen's d</th>"
         '<th title="minimum detectable effect: the difference this comparison detects with '
         '80% power for its n and spread (two-sided, before Bonferroni)">MDE</th>'
-        f"<th>verdict (\u03b1={alpha:.2g})</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>{legend}"
-    )
+        "<th>verdict (\u03b1={:.2g})</th></tr></thead>"
+        "<tbody>{}</tbody></table>{}"
+    ).format(mcnemar_head, alpha, Markup().join(rows), legend)
 
 
 # Analyses any kind may list (kinds.analyses), beside each kind's own (Suite.html_analyses).
 SHARED: dict[str, AnalysisRenderer] = {"comparisons": comparisons}
 
 
-def analyses(view: SuiteView) -> str:
+def analyses(view: SuiteView) -> Markup:
     """The suite's analyses in the order the kind lists them."""
     renderers = {**SHARED, **kind_html(view.data.get("kind")).analyses}
     out = []
     for key in strings(view.data.get("analysis_keys")):
         if key in view.data and view.data[key] not in (None, [], {}):
             renderer = renderers.get(key, generic)
-            out.append(renderer(key, view.data[key], view))
-    return "".join(out)
+            out.append(as_markup(renderer(key, view.data[key], view)))
+    return Markup().join(out)

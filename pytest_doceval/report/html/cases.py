@@ -7,8 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from markupsafe import Markup
+
 from pytest_doceval.html.codec import Blobs, Chunk
-from pytest_doceval.html.fmt import esc, mapping, num, plain, strings
+from pytest_doceval.html.fmt import mapping, num, plain, strings
 from pytest_doceval.html.model import SuiteView, judge, ordered_outcomes, outcome_counts
 from pytest_doceval.html.views import ViewRenderer, case_views, extras
 from pytest_doceval.report.html.kinds import kind_html
@@ -30,10 +32,10 @@ def labels_text(labels: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in labels.items())
 
 
-def cases_block(view: SuiteView, blobs: Blobs) -> str:
+def cases_block(view: SuiteView, blobs: Blobs) -> Markup:
     results = view.rows()
     if not results:
-        return '<h3>Cases</h3><p class="empty">No per-case results.</p>'
+        return Markup('<h3>Cases</h3><p class="empty">No per-case results.</p>')
     metrics = view.headline[:ROW_METRICS]
     chunks, row_chunk = detail_chunks(results, kind_html(view.data.get("kind")).views)
     rows_id, prefix = f"doceval-rows-{view.index}", f"doceval-s{view.index}-d"
@@ -43,37 +45,45 @@ def cases_block(view: SuiteView, blobs: Blobs) -> str:
     for number, chunk in enumerate(chunks):
         (blobs.packed if pack else blobs.json)(f"{prefix}{number}", chunk.data())
     counts = outcome_counts(view.data)
-    options = "".join(
-        f'<option value="{esc(o)}">{esc(o)} ({counts[o]:,})</option>'
+    options = Markup().join(
+        Markup('<option value="{o}">{o} ({n:,})</option>').format(o=o, n=counts[o])
         for o in ordered_outcomes(counts)
     )
     not_passed = sum(n for o, n in counts.items() if o != "passed")
-    heads = "".join(
-        f'<th class="num" data-key="m{i}"><button type="button">{esc(m)}</button></th>'
+    heads = Markup().join(
+        Markup('<th class="num" data-key="m{}"><button type="button">{}</button></th>').format(i, m)
         for i, m in enumerate(metrics)
     )
     label_head = (
-        '<th data-key="labels"><button type="button">labels</button></th>'
+        Markup('<th data-key="labels"><button type="button">labels</button></th>')
         if payload["labels"]
-        else ""
+        else Markup()
     )
-    return (
-        f"<h3>Cases ({len(results):,}): click a row for its details and views</h3>"
-        f'<div class="cases" data-rows="{rows_id}" data-prefix="{prefix}">'
+    return Markup(
+        "<h3>Cases ({n:,}): click a row for its details and views</h3>"
+        '<div class="cases" data-rows="{rows_id}" data-prefix="{prefix}">'
         '<div class="toolbar"><label>Outcome <select class="f-outcome">'
-        f'<option value="">all ({len(results):,})</option>'
-        f'<option value="!passed">not passed ({not_passed:,})</option>{options}</select></label>'
+        '<option value="">all ({n:,})</option>'
+        '<option value="!passed">not passed ({not_passed:,})</option>{options}</select></label>'
         ' <label>Filter <input type="search" class="f-text" '
         'placeholder="case, system, label, message"></label> <span class="count"></span></div>'
         '<table class="case-table"><thead><tr>'
         '<th data-key="case"><button type="button">case</button></th>'
         '<th data-key="system"><button type="button">system</button></th>'
-        f"{label_head}"
+        "{label_head}"
         '<th data-key="outcome"><button type="button">outcome</button></th>'
-        f'{heads}<th data-key="message"><button type="button">message</button></th>'
+        '{heads}<th data-key="message"><button type="button">message</button></th>'
         "</tr></thead><tbody></tbody></table>"
         '<p><button type="button" class="more" hidden>show more</button> '
         '<button type="button" class="all" hidden>show all</button></p></div>'
+    ).format(
+        n=len(results),
+        rows_id=rows_id,
+        prefix=prefix,
+        not_passed=not_passed,
+        options=options,
+        label_head=label_head,
+        heads=heads,
     )
 
 

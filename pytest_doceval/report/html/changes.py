@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_doceval.html.fmt import esc, fmt, fmt_ci, fmt_int, fmt_p, fmt_signed, num
+from markupsafe import Markup
+
+from pytest_doceval.html.fmt import as_text, fmt, fmt_ci, fmt_int, fmt_p, fmt_signed, num
 from pytest_doceval.html.model import (
     FAILING,
     Change,
@@ -27,26 +29,34 @@ def _arrow(delta: Mapping[str, Any]) -> str:
     return "" if diff is None else "▲" if diff > 0 else "▼"
 
 
-def _row(delta: Mapping[str, Any], reading: Change, verdict_cell: str) -> str:
+def _row(delta: Mapping[str, Any], reading: Change, verdict_cell: Markup) -> Markup:
     css = f"{reading.verdict} {'sig' if reading.significant else 'ns'}" if reading.verdict else ""
-    return (
-        f"<tr>{verdict_cell}<td>{esc(delta.get('system'))}</td><td>{esc(delta.get('metric'))}</td>"
-        f'<td class="num delta {css}">{fmt_signed(delta.get("mean_diff"))}</td>'
-        f'<td class="num">{fmt_ci(delta)}</td>'
-        f'<td class="num">{fmt_p(delta.get("p_ttest"))}</td>'
-        f'<td class="num">{fmt_p(delta.get("p_wilcoxon"))}</td>'
-        f'<td class="num">{fmt(delta.get("current_mean"))}</td>'
-        f'<td class="num">{fmt(delta.get("baseline_mean"))}</td>'
-        f'<td class="num">{fmt_int(delta.get("n"))}</td></tr>'
+    return Markup(
+        '<tr>{verdict}<td>{system}</td><td>{metric}</td><td class="num delta {css}">{diff}</td>'
+        '<td class="num">{ci}</td><td class="num">{p_t}</td><td class="num">{p_w}</td>'
+        '<td class="num">{current}</td><td class="num">{baseline}</td><td class="num">{n}</td>'
+        "</tr>"
+    ).format(
+        verdict=verdict_cell,
+        system=as_text(delta.get("system")),
+        metric=as_text(delta.get("metric")),
+        css=css,
+        diff=fmt_signed(delta.get("mean_diff")),
+        ci=fmt_ci(delta),
+        p_t=fmt_p(delta.get("p_ttest")),
+        p_w=fmt_p(delta.get("p_wilcoxon")),
+        current=fmt(delta.get("current_mean")),
+        baseline=fmt(delta.get("baseline_mean")),
+        n=fmt_int(delta.get("n")),
     )
 
 
-def _head(first: str, level: float) -> str:
-    return (
-        f"<thead><tr>{first}<th>system</th><th>metric</th><th>Δ mean</th>"
-        f"<th>{level:.0%} CI</th><th>p (t)</th><th>p (Wilcoxon)</th><th>current</th>"
+def _head(first: Markup, level: float) -> Markup:
+    return Markup(
+        "<thead><tr>{}<th>system</th><th>metric</th><th>Δ mean</th>"
+        "<th>{:.0%} CI</th><th>p (t)</th><th>p (Wilcoxon)</th><th>current</th>"
         "<th>baseline</th><th>n</th></tr></thead>"
-    )
+    ).format(first, level)
 
 
 # The failing tests listed by name under "What changed"; the rest are one filter away.
@@ -55,7 +65,7 @@ MOST_FAILURES = 25
 FAILURE_CHARS = 240
 
 
-def failing_tests(view: SuiteView) -> str:
+def failing_tests(view: SuiteView) -> Markup:
     """The suite's errored and failed tests, errors first: case, system and the cause (the
     gate's message), each linking to its row in the case table."""
     rows = view.rows()
@@ -64,7 +74,7 @@ def failing_tests(view: SuiteView) -> str:
         key=lambda i: (FAILING.index(str(rows[i].get("outcome"))), i),
     )
     if not failing:
-        return ""
+        return Markup()
     items = []
     for i in failing[:MOST_FAILURES]:
         row = rows[i]
@@ -72,85 +82,101 @@ def failing_tests(view: SuiteView) -> str:
         if len(message) > FAILURE_CHARS:
             message = message[: FAILURE_CHARS - 1] + "…"
         outcome = str(row.get("outcome"))
+        cause = Markup(' <span class="cause">{}</span>').format(message) if message else Markup()
         items.append(
-            f'<li><span class="badge o-{esc(outcome)}">{esc(outcome)}</span> '
-            f'<a href="#{case_anchor(view.index, i)}">{esc(row.get("case"))} '
-            f"[{esc(row.get('system'))}]</a>"
-            + (f' <span class="cause">{esc(message)}</span>' if message else "")
-            + "</li>"
+            Markup(
+                '<li><span class="badge o-{outcome}">{outcome}</span> '
+                '<a href="#{anchor}">{case} [{system}]</a>{cause}</li>'
+            ).format(
+                outcome=outcome,
+                anchor=case_anchor(view.index, i),
+                case=as_text(row.get("case")),
+                system=as_text(row.get("system")),
+                cause=cause,
+            )
         )
     more = len(failing) - MOST_FAILURES
     rest = (
-        f'<li>… and {more:,} more: <a href="#q=failed">filter the cases</a> by outcome</li>'
+        Markup(
+            '<li>… and {:,} more: <a href="#q=failed">filter the cases</a> by outcome</li>'
+        ).format(more)
         if more > 0
-        else ""
+        else Markup()
     )
     counts = {o: sum(rows[i].get("outcome") == o for i in failing) for o in FAILING}
     words = ", ".join(
         f"{n:,} {'errors' if o == 'error' and n != 1 else o}" for o, n in counts.items() if n
     )
-    return (
-        f'<h4>Tests that did not pass: {words}</h4><ul class="failing">{"".join(items)}{rest}</ul>'
+    return Markup('<h4>Tests that did not pass: {}</h4><ul class="failing">{}{}</ul>').format(
+        words, Markup().join(items), rest
     )
 
 
-def what_changed(view: SuiteView) -> str:
+def what_changed(view: SuiteView) -> Markup:
     read = changes(view)
     failures = failing_tests(view)
     if not read and not failures:
-        return ""
+        return Markup()
     significant = sorted(
         (pair for pair in read if pair[1].significant),
         key=lambda pair: _ORDER.get(pair[1].verdict, 3),
     )
     unchanged = len(read) - len(significant)
-    parts = ['<section class="what-changed"><h3>What changed against the baseline</h3>', failures]
+    parts = [
+        Markup('<section class="what-changed"><h3>What changed against the baseline</h3>'),
+        failures,
+    ]
     if not read:
-        parts.append("</section>")
-        return "".join(parts)
+        parts.append(Markup("</section>"))
+        return Markup().join(parts)
     if significant and failures:
-        parts.append("<h4>Suite means that moved beyond their confidence interval</h4>")
+        parts.append(Markup("<h4>Suite means that moved beyond their confidence interval</h4>"))
     if significant:
-        rows = "".join(
-            _row(d, c, f'<td class="verdict delta {c.verdict} sig">{_arrow(d)} {c.verdict}</td>')
-            for d, c in significant
+        verdict = Markup('<td class="verdict delta {verdict} sig">{arrow} {verdict}</td>')
+        rows = Markup().join(
+            _row(d, c, verdict.format(verdict=c.verdict, arrow=_arrow(d))) for d, c in significant
         )
         parts.append(
-            '<table class="changes">'
-            f"{_head('<th>verdict</th>', view.confidence)}<tbody>{rows}</tbody></table>"
+            Markup('<table class="changes">{}<tbody>{}</tbody></table>').format(
+                _head(Markup("<th>verdict</th>"), view.confidence), rows
+            )
         )
     elif failures:
         # Never "nothing changed" above failed tests: single cases broke their gates even if
         # no suite mean moved beyond its interval.
         parts.append(
-            '<p class="no-change">No suite mean moved beyond its confidence interval; the tests '
-            "above failed on their own cases.</p>"
+            Markup(
+                '<p class="no-change">No suite mean moved beyond its confidence interval; the '
+                "tests above failed on their own cases.</p>"
+            )
         )
     else:
-        parts.append('<p class="no-change">No metric changed significantly.</p>')
+        parts.append(Markup('<p class="no-change">No metric changed significantly.</p>'))
     if unchanged:
         pairs = "metric × system" if unchanged == 1 else "metrics × systems"
         within = "its CI" if unchanged == 1 else "their CIs"
         parts.append(
-            f'<p class="unchanged">{unchanged:,} {pairs} not significantly changed (within '
-            f"{within}).</p>"
+            Markup(
+                '<p class="unchanged">{:,} {} not significantly changed (within {}).</p>'
+            ).format(unchanged, pairs, within)
         )
     parts.append(_all_deltas(view, read))
-    parts.append("</section>")
-    return "".join(parts)
+    parts.append(Markup("</section>"))
+    return Markup().join(parts)
 
 
 def _significant_words(delta: Mapping[str, Any], reading: Change) -> str:
+    """Text (escaped where it meets the table)."""
     if reading.significant:
-        return f"yes, {esc(reading.verdict)}"
-    return esc(not_testable(delta.get("n")) or "no")
+        return f"yes, {reading.verdict}"
+    return not_testable(delta.get("n")) or "no"
 
 
-def _all_deltas(view: SuiteView, read: list[tuple[Mapping[str, Any], Change]]) -> str:
-    rows = "".join(_row(d, c, f"<td>{_significant_words(d, c)}</td>") for d, c in read)
-    return (
+def _all_deltas(view: SuiteView, read: list[tuple[Mapping[str, Any], Change]]) -> Markup:
+    cell = Markup("<td>{}</td>")
+    rows = Markup().join(_row(d, c, cell.format(_significant_words(d, c))) for d, c in read)
+    return Markup(
         '<details class="all-deltas"><summary>All baseline deltas '
-        f"({len(read):,}, paired: current \u2212 baseline)</summary>"
-        f'<table class="baseline">{_head("<th>significant</th>", view.confidence)}'
-        f"<tbody>{rows}</tbody></table></details>"
-    )
+        "({:,}, paired: current \u2212 baseline)</summary>"
+        '<table class="baseline">{}<tbody>{}</tbody></table></details>'
+    ).format(len(read), _head(Markup("<th>significant</th>"), view.confidence), rows)

@@ -9,7 +9,9 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-from pytest_doceval.html.fmt import esc, mapping, mappings, plural
+from markupsafe import Markup
+
+from pytest_doceval.html.fmt import as_text, mapping, mappings, plural
 from pytest_doceval.html.model import (
     FAILING,
     SuiteView,
@@ -26,29 +28,29 @@ _OUTCOME_CLASS = {"passed": "o-passed", "failed": "o-failed", "error": "o-error"
 # CSS and JS are files beside the package (package data) so each is read and edited as what
 # it is; they go into the page byte for byte (so the CSP hashes below match what is served).
 _ASSETS = resources.files("pytest_doceval.report") / "assets"
-CSS = "\n" + (_ASSETS / "report.css").read_text(encoding="utf-8")
-JS = "\n" + (_ASSETS / "report.js").read_text(encoding="utf-8")
+# Markup: our own files, not report data, and the page must carry them unchanged.
+CSS = Markup("\n" + (_ASSETS / "report.css").read_text(encoding="utf-8"))
+JS = Markup("\n" + (_ASSETS / "report.js").read_text(encoding="utf-8"))
 
 
 def _csp_hash(text: str) -> str:
     digest = hashlib.sha256(text.encode("utf-8")).digest()
-    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
 
 
-def document(title: str, body: str, blobs: str) -> str:
-    csp = (
-        f"default-src 'none'; script-src {_csp_hash(JS)}; style-src {_csp_hash(CSS)}; "
-        "base-uri 'none'; form-action 'none'"
-    )
-    return (
+def document(title: str, body: Markup, blobs: Markup) -> Markup:
+    csp = Markup(
+        "default-src 'none'; script-src '{}'; style-src '{}'; base-uri 'none'; form-action 'none'"
+    ).format(_csp_hash(JS), _csp_hash(CSS))
+    return Markup(
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
+        '<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
         '<meta name="referrer" content="no-referrer">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{esc(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-        f"{body}\n<noscript><p>The per-case table and its details need JavaScript; the tables "
-        f"above do not.</p></noscript>\n{blobs}<script>{JS}</script>\n</body>\n</html>\n"
-    )
+        "<title>{title}</title>\n<style>{css}</style>\n</head>\n<body>\n"
+        "{body}\n<noscript><p>The per-case table and its details need JavaScript; the tables "
+        "above do not.</p></noscript>\n{blobs}<script>{js}</script>\n</body>\n</html>\n"
+    ).format(csp=csp, title=title, css=CSS, body=body, blobs=blobs, js=JS)
 
 
 def outcome_phrase(counts: Mapping[str, int]) -> str:
@@ -72,7 +74,7 @@ def title(views: Sequence[SuiteView]) -> str:
     return f"doceval: {status}" + (f" · {names}" if names else "")
 
 
-def page_header(report: Report) -> str:
+def page_header(report: Report) -> Markup:
     env = mapping(report.get("environment"))
     config = mapping(report.get("config"))
     facts = [
@@ -84,80 +86,110 @@ def page_header(report: Report) -> str:
         ("confidence", config.get("confidence")),
         ("seed", config.get("seed")),
     ]
-    shown = "".join(
-        f"<span><b>{esc(k)}</b> {esc(v)}</span>" for k, v in facts if v not in (None, "")
-    )
     packages = mapping(env.get("packages"))
-    package_rows = "".join(
-        f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in packages.items()
+    package_rows = Markup().join(
+        Markup("<tr><td>{}</td><td>{}</td></tr>").format(k, as_text(v)) for k, v in packages.items()
     )
     details = (
-        f'<details class="packages"><summary>{len(packages)} package versions</summary>'
-        f"<table><tr><th>package</th><th>version</th></tr>{package_rows}</table></details>"
+        Markup(
+            '<details class="packages"><summary>{} package versions</summary>'
+            "<table><tr><th>package</th><th>version</th></tr>{}</table></details>"
+        ).format(len(packages), package_rows)
         if packages
-        else ""
+        else Markup()
     )
-    return f'<header><h1>doceval report</h1><p class="facts">{shown}</p>{details}</header>'
+    return Markup('<header><h1>doceval report</h1><p class="facts">{}</p>{}</header>').format(
+        facts_line(facts), details
+    )
 
 
-def interrupted_banner(report: Report) -> str:
+def facts_line(facts: Sequence[tuple[str, Any]]) -> Markup:
+    """``name value`` pairs, the name bold; a pair whose value is None or empty is left out."""
+    return Markup().join(
+        Markup("<span><b>{}</b> {}</span>").format(k, v) for k, v in facts if v not in (None, "")
+    )
+
+
+def interrupted_banner(report: Report) -> Markup:
     """A run stopped early (Ctrl-C, ``-x``, a crash) wrote what it had: say so before any
     number, since means, intervals and gates cover only the tests that ran."""
     if report.get("interrupted") is not True:
-        return ""
-    return (
+        return Markup()
+    return Markup(
         '<div class="interrupted" role="alert"><b>This run was interrupted.</b> '
         "The numbers below are partial: they cover only the tests that finished before it "
         "stopped, so means, intervals, baseline deltas and gates are not the full suite's.</div>"
     )
 
 
-def outcome_badges(counts: Mapping[str, int]) -> str:
-    return " ".join(
-        f'<span class="badge {_OUTCOME_CLASS.get(o, "o-other")}">{esc(o)} {counts[o]:,}</span>'
+def outcome_badges(counts: Mapping[str, int]) -> Markup:
+    return Markup(" ").join(
+        Markup('<span class="badge {}">{} {:,}</span>').format(
+            _OUTCOME_CLASS.get(o, "o-other"), o, counts[o]
+        )
         for o in ordered_outcomes(counts)
     )
 
 
-def gate_badge(suite: Mapping[str, Any]) -> str:
+def gate_badge(suite: Mapping[str, Any]) -> Markup:
     failed = failed_gates(suite)
-    return f' <span class="badge o-failed">{plural(failed, "gate")} failed</span>' if failed else ""
+    if not failed:
+        return Markup()
+    return Markup(' <span class="badge o-failed">{} failed</span>').format(plural(failed, "gate"))
 
 
-def run_summary(views: Sequence[SuiteView]) -> str:
+def run_summary(views: Sequence[SuiteView]) -> Markup:
     totals = total_outcomes(views)
     gates = [g for v in views for g in mappings(v.data.get("gates"))]
     failed = sum(1 for g in gates if g.get("passed") is False)
     gate_text = (
-        f'<span class="badge o-failed">{failed} of {len(gates)} suite gates failed</span>'
+        Markup('<span class="badge o-failed">{} of {} suite gates failed</span>').format(
+            failed, len(gates)
+        )
         if failed
-        else f'<span class="badge o-passed">{len(gates)} suite gates passed</span>'
+        else Markup('<span class="badge o-passed">{} suite gates passed</span>').format(len(gates))
         if gates
-        else ""
+        else Markup()
     )
     errors = sum(1 for v in views if v.data.get("error"))
     error_text = (
-        f' <span class="badge o-error">{errors} suite(s) could not run</span>' if errors else ""
+        Markup(' <span class="badge o-error">{} suite(s) could not run</span>').format(errors)
+        if errors
+        else Markup()
     )
-    return (
-        '<section class="run-summary"><h2>Run summary</h2>'
-        f"<p>{plural(len(views), 'suite')}, {plural(sum(totals.values()), 'test')}: "
-        f'<span class="outcomes">{esc(outcome_phrase(totals))}</span></p>'
-        f"<p>{outcome_badges(totals)} {gate_text}{error_text}</p></section>"
+    return Markup(
+        '<section class="run-summary"><h2>Run summary</h2><p>{}, {}: '
+        '<span class="outcomes">{}</span></p><p>{} {}{}</p></section>'
+    ).format(
+        plural(len(views), "suite"),
+        plural(sum(totals.values()), "test"),
+        outcome_phrase(totals),
+        outcome_badges(totals),
+        gate_text,
+        error_text,
     )
 
 
-def toc(views: Sequence[SuiteView]) -> str:
+def toc(views: Sequence[SuiteView]) -> Markup:
     """Suites in page order (failing first, then significant changes), each with why."""
     if len(views) < 2:
-        return ""
+        return Markup()
     why = {0: "needs attention", 1: "changed against the baseline"}
     items = []
     for view in views:
         level = attention(view)
-        mark = f' <span class="badge attn-{level}">{why[level]}</span>' if level in why else ""
-        items.append(
-            f'<li><a href="#suite-{view.index}">{esc(view.name)}</a>{mark} '
-            f"{outcome_badges(outcome_counts(view.data))}{gate_badge(view.data)}</li>"
+        mark = (
+            Markup(' <span class="badge attn-{}">{}</span>').format(level, why[level])
+            if level in why
+            else Markup()
         )
-    return f'<nav class="toc"><h2>Suites</h2><ul>{"".join(items)}</ul></nav>'
+        items.append(
+            Markup('<li><a href="#suite-{}">{}</a>{} {}{}</li>').format(
+                view.index,
+                view.name,
+                mark,
+                outcome_badges(outcome_counts(view.data)),
+                gate_badge(view.data),
+            )
+        )
+    return Markup('<nav class="toc"><h2>Suites</h2><ul>{}</ul></nav>').format(Markup().join(items))

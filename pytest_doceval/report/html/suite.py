@@ -5,14 +5,16 @@ kind's analyses."""
 
 from __future__ import annotations
 
+from markupsafe import Markup
+
 from pytest_doceval.html.codec import Blobs
-from pytest_doceval.html.fmt import esc, strings
+from pytest_doceval.html.fmt import as_text, strings
 from pytest_doceval.html.model import SuiteView, outcome_counts
 from pytest_doceval.html.plots import plots
 from pytest_doceval.report.html.analyses import analyses
 from pytest_doceval.report.html.cases import cases_block
 from pytest_doceval.report.html.changes import what_changed
-from pytest_doceval.report.html.frame import gate_badge, outcome_badges
+from pytest_doceval.report.html.frame import facts_line, gate_badge, outcome_badges
 from pytest_doceval.report.html.summary import baseline_lists, cost_table, gate_table, summary_table
 
 # Section keys that are not facts about the suite: shown elsewhere, or too big for its header.
@@ -35,10 +37,10 @@ _NOT_FACTS = {
 }
 
 
-def suite_section(view: SuiteView, blobs: Blobs) -> str:
-    return "".join(
+def suite_section(view: SuiteView, blobs: Blobs) -> Markup:
+    return Markup().join(
         [
-            f'<section class="suite" id="suite-{view.index}">',
+            Markup('<section class="suite" id="suite-{}">').format(view.index),
             suite_header(view),
             what_changed(view),
             gate_table(view),
@@ -48,25 +50,24 @@ def suite_section(view: SuiteView, blobs: Blobs) -> str:
             baseline_lists(view),
             cases_block(view, blobs),
             folded_analyses(view),
-            "</section>",
+            Markup("</section>"),
         ]
     )
 
 
-def folded_analyses(view: SuiteView) -> str:
+def folded_analyses(view: SuiteView) -> Markup:
     """The kind's analyses below the cases, folded: a reviewer first needs what failed and
     what moved; comparisons of every system pair, ANOVAs and breakdowns are for the paper."""
     body = analyses(view)
     if not body:
-        return ""
+        return Markup()
     keys = [k for k in strings(view.data.get("analysis_keys")) if k in view.data]
-    return (
-        '<details class="analyses"><summary>Analyses: '
-        f"{esc(', '.join(k.replace('_', ' ') for k in keys))}</summary>{body}</details>"
+    return Markup('<details class="analyses"><summary>Analyses: {}</summary>{}</details>').format(
+        ", ".join(k.replace("_", " ") for k in keys), body
     )
 
 
-def suite_header(view: SuiteView) -> str:
+def suite_header(view: SuiteView) -> Markup:
     """Name, kind, path, systems and the kind's own scalar facts (``describe()``: language,
     normalization, scoring id, ...), outcome badges, a suite error and the notes."""
     data = view.data
@@ -81,16 +82,17 @@ def suite_header(view: SuiteView) -> str:
         and not isinstance(v, bool)
     ]
     facts.append(("systems", ", ".join(strings(data.get("systems"))) or None))
-    shown = "".join(
-        f"<span><b>{esc(k)}</b> {esc(v)}</span>" for k, v in facts if v not in (None, "")
-    )
-    notes = "".join(f"<li>{esc(n)}</li>" for n in strings(data.get("notes")))
+    notes = Markup().join(Markup("<li>{}</li>").format(n) for n in strings(data.get("notes")))
     error = data.get("error")
-    error_html = f'<p class="suite-error"><b>Suite error:</b> {esc(error)}</p>' if error else ""
+    error_html = (
+        Markup('<p class="suite-error"><b>Suite error:</b> {}</p>').format(as_text(error))
+        if error
+        else Markup()
+    )
     return (
-        f"<h2>{esc(view.name)}</h2>"
-        f'<p class="facts">{shown}</p>'
-        f"<p>{outcome_badges(outcome_counts(data))}{gate_badge(data)}</p>"
+        Markup('<h2>{}</h2><p class="facts">{}</p><p>{}{}</p>').format(
+            view.name, facts_line(facts), outcome_badges(outcome_counts(data)), gate_badge(data)
+        )
         + error_html
-        + (f'<ul class="notes">{notes}</ul>' if notes else "")
+        + (Markup('<ul class="notes">{}</ul>').format(notes) if notes else Markup())
     )

@@ -8,8 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from markupsafe import Markup
+
 from pytest_doceval.html.fmt import (
-    esc,
+    as_text,
     fmt,
     fmt_ci,
     fmt_int,
@@ -47,73 +49,72 @@ def delta_title(delta: Mapping[str, Any], reading: Change, confidence: float) ->
     )
 
 
-def _delta_html(delta: Mapping[str, Any], direction: str | None, confidence: float) -> str:
+def _delta_html(delta: Mapping[str, Any], direction: str | None, confidence: float) -> Markup:
     """The change against the baseline as numbers, always: the mean difference and its CI,
     coloured (with an arrow) only when significant; otherwise muted, with why it is not
     (too few cases to test, or within its interval)."""
     reading = change(delta, direction)
     if not reading.verdict:
-        return ""
-    tip = esc(delta_title(delta, reading, confidence))
-    numbers = (
-        f'<span class="diff-mean">{esc(fmt_signed(delta.get("mean_diff")))}</span> '
-        f'<span class="diff-ci">{esc(fmt_ci(delta))}</span> vs baseline'
-    )
+        return Markup()
+    tip = delta_title(delta, reading, confidence)
+    numbers = Markup(
+        '<span class="diff-mean">{}</span> <span class="diff-ci">{}</span> vs baseline'
+    ).format(fmt_signed(delta.get("mean_diff")), fmt_ci(delta))
     if not reading.significant:
         why = not_testable(delta.get("n")) or f"not significant at n = {fmt_int(delta.get('n'))}"
-        return (
-            f'<div class="delta {reading.verdict} ns" title="{tip}">{numbers}'
-            f'<div class="why">{esc(why)}</div></div>'
-        )
+        return Markup(
+            '<div class="delta {} ns" title="{}">{}<div class="why">{}</div></div>'
+        ).format(reading.verdict, tip, numbers, why)
     arrow = {
         "worse": "▲" if direction == "lower" else "▼",
         "better": "▼" if direction == "lower" else "▲",
     }.get(reading.verdict, "•")
-    return (
-        f'<div class="delta {reading.verdict} sig" title="{tip}">{arrow} {numbers} '
-        f'<span class="sigmark">significant</span></div>'
-    )
+    return Markup(
+        '<div class="delta {} sig" title="{}">{} {} <span class="sigmark">significant</span></div>'
+    ).format(reading.verdict, tip, arrow, numbers)
 
 
-def small_n_badge(agg: Mapping[str, Any]) -> str:
+def small_n_badge(agg: Mapping[str, Any]) -> Markup:
     if agg.get("small_n") is not True:
-        return ""
+        return Markup()
     tip = (
         f"Only {fmt_int(agg.get('n'))} cases: an interval from so few values is rough (it can "
         "be too narrow or too wide); add cases before trusting it."
     )
-    return f' <span class="badge small-n" title="{esc(tip)}">small n</span>'
+    return Markup(' <span class="badge small-n" title="{}">small n</span>').format(tip)
 
 
 def _cell(
     agg: Mapping[str, Any], delta: Mapping[str, Any] | None, direction: str | None, level: float
-) -> str:
+) -> Markup:
     if not agg and not delta:
-        return '<td class="cell empty" title="not measured">—</td>'
-    parts = [f'<div class="mean">{esc(fmt(agg.get("mean")))}{flag_mark(agg)}</div>']
+        return Markup('<td class="cell empty" title="not measured">—</td>')
+    parts = [Markup('<div class="mean">{}{}</div>').format(fmt(agg.get("mean")), flag_mark(agg))]
     if "ci_low" in agg or "ci_high" in agg:
-        parts.append(f'<div class="ci">{esc(fmt_ci(agg, signed=False))}</div>')
+        parts.append(Markup('<div class="ci">{}</div>').format(fmt_ci(agg, signed=False)))
     extra = [f"n={fmt_int(agg.get('n'))}"] if "n" in agg else []
     if "corpus" in agg:
         extra.append(f"corpus {fmt(agg.get('corpus'))}")
     if extra or agg.get("small_n") is True:
-        parts.append(f'<div class="n">{esc(" · ".join(extra))}{small_n_badge(agg)}</div>')
+        parts.append(
+            Markup('<div class="n">{}{}</div>').format(" · ".join(extra), small_n_badge(agg))
+        )
     if delta:
         parts.append(_delta_html(delta, direction, level))
-    return f'<td class="cell">{"".join(parts)}</td>'
+    return Markup('<td class="cell">{}</td>').format(Markup().join(parts))
 
 
-def flag_mark(entry: Mapping[str, Any], n: Any = None) -> str:
+def flag_mark(entry: Mapping[str, Any], n: Any = None) -> Markup:
     """The dagger on a value some of whose cases are flagged, its reasons in the tooltip."""
     flagged = mapping(entry.get("flagged"))
     if not flagged:
-        return ""
+        return Markup()
     counts = {str(k): int(v) for k, v in flagged.items() if isinstance(v, int)}
     tip = describe_flags(counts, n if n is not None else entry.get("n"))
-    return f'<sup class="flag" title="{esc(tip)}">{FLAG_MARK}</sup>'
+    return Markup('<sup class="flag" title="{}">{}</sup>').format(tip, FLAG_MARK)
 
 
-def flag_legend(view: SuiteView) -> str:
+def flag_legend(view: SuiteView) -> Markup:
     """One line per flagged (system, metric) of the summary: why its value may mislead."""
     items = []
     for system, per_metric in mapping(view.data.get("aggregates")).items():
@@ -123,15 +124,16 @@ def flag_legend(view: SuiteView) -> str:
             if flagged:
                 counts = {str(k): int(v) for k, v in flagged.items() if isinstance(v, int)}
                 items.append(
-                    f"<li><b>{esc(metric)}</b> [{esc(system)}]: "
-                    f"{esc(describe_flags(counts, entry.get('n')))}</li>"
+                    Markup("<li><b>{}</b> [{}]: {}</li>").format(
+                        metric, system, describe_flags(counts, entry.get("n"))
+                    )
                 )
     if not items:
-        return ""
-    return (
-        f'<div class="flag-legend"><p>{FLAG_MARK} marks a value that may mislead: the kind '
-        f"flagged some of its cases.</p><ul>{''.join(items)}</ul></div>"
-    )
+        return Markup()
+    return Markup(
+        '<div class="flag-legend"><p>{} marks a value that may mislead: the kind '
+        "flagged some of its cases.</p><ul>{}</ul></div>"
+    ).format(FLAG_MARK, Markup().join(items))
 
 
 def methods(view: SuiteView, metric: str) -> list[str]:
@@ -155,17 +157,19 @@ def summary_columns(view: SuiteView) -> tuple[list[str], list[str]]:
     return lead, [m for m in view.headline if m not in lead]
 
 
-def _metric_table(view: SuiteView, metrics: list[str]) -> str:
+def _metric_table(view: SuiteView, metrics: list[str]) -> Markup:
     aggregates = mapping(view.data.get("aggregates"))
     deltas = delta_index(view)
     head = []
     for metric in metrics:
         method = ", ".join(methods(view, metric))
-        method_html = f'<div class="method">CI: {esc(method)}</div>' if method else ""
+        method_html = (
+            Markup('<div class="method">CI: {}</div>').format(method) if method else Markup()
+        )
         head.append(
-            f'<th>{esc(metric)}<div class="dir">'
-            f"{direction_label(view.direction(metric))}</div>"
-            f"{method_html}</th>"
+            Markup('<th>{}<div class="dir">{}</div>{}</th>').format(
+                metric, direction_label(view.direction(metric)), method_html
+            )
         )
     rows = []
     for system in view.systems:
@@ -179,82 +183,84 @@ def _metric_table(view: SuiteView, metrics: list[str]) -> str:
             )
             for m in metrics
         ]
-        rows.append(f"<tr><th>{esc(system)}</th>{''.join(cells)}</tr>")
-    return (
-        f'<table class="summary"><thead><tr><th>system</th>{"".join(head)}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
+        rows.append(Markup("<tr><th>{}</th>{}</tr>").format(system, Markup().join(cells)))
+    return Markup(
+        '<table class="summary"><thead><tr><th>system</th>{}</tr></thead><tbody>{}</tbody></table>'
+    ).format(Markup().join(head), Markup().join(rows))
 
 
-def summary_table(view: SuiteView) -> str:
+def summary_table(view: SuiteView) -> Markup:
     """Systems x headline metrics. The first `TERMINAL_COLUMNS` metrics lead, so the table
     fits a laptop window; the others follow behind one toggle, in tables of as many columns
     (each fits too), the order the kind declares them."""
     if not mapping(view.data.get("aggregates")) or not view.headline:
-        return ""
+        return Markup()
     lead, rest = summary_columns(view)
-    folded = ""
+    folded = Markup()
     if rest:
-        tables = "".join(
+        tables = Markup().join(
             _metric_table(view, rest[i : i + TERMINAL_COLUMNS])
             for i in range(0, len(rest), TERMINAL_COLUMNS)
         )
-        folded = (
-            f'<details class="more-metrics"><summary>{plural(len(rest), "more metric")}: '
-            f"{esc(', '.join(rest))}</summary>{tables}</details>"
-        )
-    return (
-        f"<h3>Summary: mean, {view.confidence:.0%} CI, n, change against the baseline</h3>"
-        f"{_metric_table(view, lead)}{folded}{flag_legend(view)}{legend(view)}"
-    )
+        folded = Markup(
+            '<details class="more-metrics"><summary>{}: {}</summary>{}</details>'
+        ).format(plural(len(rest), "more metric"), ", ".join(rest), tables)
+    return Markup(
+        "<h3>Summary: mean, {:.0%} CI, n, change against the baseline</h3>{}{}{}{}"
+    ).format(view.confidence, _metric_table(view, lead), folded, flag_legend(view), legend(view))
 
 
-def cost_table(view: SuiteView) -> str:
+def cost_table(view: SuiteView) -> Markup:
     """What each system's outputs cost to make, per case: means of the cost metrics (their
     intervals are in the JSON report)."""
     aggregates = mapping(view.data.get("aggregates"))
     columns = cost_columns(aggregates)
     if not columns:
-        return ""
-    rows = "".join(
-        f"<tr><th>{esc(system)}</th>"
-        + "".join(
-            f"<td>{esc(cost_cell(m, mapping(aggregates.get(system)).get(m)))}</td>" for m in columns
+        return Markup()
+    cell = Markup("<td>{}</td>")
+    rows = Markup().join(
+        Markup("<tr><th>{}</th>{}</tr>").format(
+            system,
+            Markup().join(
+                cell.format(cost_cell(m, mapping(aggregates.get(system)).get(m))) for m in columns
+            ),
         )
-        + "</tr>"
         for system in view.systems
     )
-    head = "".join(f"<th>{esc(m)}</th>" for m in columns)
-    return (
+    head = Markup().join(Markup("<th>{}</th>").format(m) for m in columns)
+    return Markup(
         "<h3>Cost per case: mean, as measured when each output was made</h3>"
-        f'<table class="summary cost"><thead><tr><th>system</th>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
+        '<table class="summary cost"><thead><tr><th>system</th>{}</tr></thead>'
+        "<tbody>{}</tbody></table>"
+    ).format(head, rows)
 
 
-def legend(view: SuiteView) -> str:
+def legend(view: SuiteView) -> Markup:
     """Each headline metric: what it measures and which way is better."""
     if not view.headline:
-        return ""
-    rows = "".join(
-        f"<tr><td><b>{esc(m)}</b></td><td>{direction_label(view.direction(m))}</td>"
-        f"<td>{esc(view.specs[m].description if m in view.specs else '')}</td></tr>"
+        return Markup()
+    rows = Markup().join(
+        Markup("<tr><td><b>{}</b></td><td>{}</td><td>{}</td></tr>").format(
+            m,
+            direction_label(view.direction(m)),
+            view.specs[m].description if m in view.specs else "",
+        )
         for m in view.headline
     )
-    return (
+    return Markup(
         '<table class="metric-legend"><thead><tr><th>metric</th><th>better</th>'
-        f"<th>what it measures</th></tr></thead><tbody>{rows}</tbody></table>"
+        "<th>what it measures</th></tr></thead><tbody>{}</tbody></table>"
         '<p class="legend">Intervals are confidence intervals over cases, each made by the '
         "method named under its column (t, bootstrap-t, Wilson, ...), clipped to the metric's "
         'range; <span class="badge small-n">small n</span> marks a mean over so few cases that its '
         "interval is rough.</p>"
-    )
+    ).format(rows)
 
 
-def gate_table(view: SuiteView) -> str:
+def gate_table(view: SuiteView) -> Markup:
     gates = mappings(view.data.get("gates"))
     if not gates:
-        return ""
+        return Markup()
     rows = []
     for gate in sorted(gates, key=lambda g: g.get("passed") is not False):
         if gate.get("passed") is False:
@@ -264,29 +270,37 @@ def gate_table(view: SuiteView) -> str:
         else:
             css, verdict = "gate-pass", "✓ passed"
         rows.append(
-            f'<tr class="{css}"><td class="verdict">{verdict}</td><td>{esc(gate.get("system"))}'
-            f"</td><td>{esc(gate.get('metric'))}</td><td><code>{esc(gate.get('rule'))}</code>"
-            f"</td><td>{esc(gate.get('message'))}{_power_html(gate)}</td></tr>"
+            Markup(
+                '<tr class="{css}"><td class="verdict">{verdict}</td><td>{system}</td>'
+                "<td>{metric}</td><td><code>{rule}</code></td><td>{message}{power}</td></tr>"
+            ).format(
+                css=css,
+                verdict=verdict,
+                system=as_text(gate.get("system")),
+                metric=as_text(gate.get("metric")),
+                rule=as_text(gate.get("rule")),
+                message=as_text(gate.get("message")),
+                power=_power_html(gate),
+            )
         )
     failed = failed_gates(view.data)
     title = f"Suite gates: {failed} of {len(gates)} failed" if failed else "Suite gates: all passed"
-    return (
-        f'<h3>{esc(title)}</h3><table class="gates"><thead><tr><th>verdict</th><th>system</th>'
-        "<th>metric</th><th>rule</th><th>message</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
+    return Markup(
+        '<h3>{}</h3><table class="gates"><thead><tr><th>verdict</th><th>system</th>'
+        "<th>metric</th><th>rule</th><th>message</th></tr></thead><tbody>{}</tbody></table>"
+    ).format(title, Markup().join(rows))
 
 
-def _power_html(gate: Mapping[str, Any]) -> str:
+def _power_html(gate: Mapping[str, Any]) -> Markup:
     """The gate's power: what it detects, and a warning when its tolerance is below that."""
     note = gate.get("power_note")
     if not note:
-        return ""
+        return Markup()
     css = "power" if gate.get("reliable") is not False else "power weak"
-    return f'<div class="{css}">{esc(note)}</div>'
+    return Markup('<div class="{}">{}</div>').format(css, note)
 
 
-def baseline_lists(view: SuiteView) -> str:
+def baseline_lists(view: SuiteView) -> Markup:
     """Baseline entries no test used, and baseline changes this run wrote (``--doceval-update``)."""
     out = []
     for key, what in (
@@ -295,9 +309,12 @@ def baseline_lists(view: SuiteView) -> str:
     ):
         entries = strings(view.data.get(key))
         if entries:
-            entries_html = "".join(f"<li><code>{esc(e)}</code></li>" for e in entries)
-            out.append(
-                f'<details class="{key}"><summary>{plural(len(entries), what, what)}</summary>'
-                f"<ul>{entries_html}</ul></details>"
+            entries_html = Markup().join(
+                Markup("<li><code>{}</code></li>").format(e) for e in entries
             )
-    return "".join(out)
+            out.append(
+                Markup('<details class="{}"><summary>{}</summary><ul>{}</ul></details>').format(
+                    key, plural(len(entries), what, what), entries_html
+                )
+            )
+    return Markup().join(out)
