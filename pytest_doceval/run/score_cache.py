@@ -133,7 +133,9 @@ class SuiteFiles:
 
 
 def _within(path: Path, folders: Sequence[Path]) -> bool:
-    return any(path == f or f in path.parents for f in folders)
+    # Compared as text: `Path.parents` builds a path per level, for every file of the suite.
+    text = str(path)
+    return any(text == str(f) or text.startswith(os.path.join(str(f), "")) for f in folders)
 
 
 def _files(folder: Path) -> list[tuple[str, Path]]:
