@@ -28,20 +28,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench_plugin_overhead import write_suite
-from doceval_run import ROOT, run_doceval
+from doceval_run import copy_project, run_doceval
 
-SHIPPED = ("pyproject.toml", "conftest.py", "cases", "baselines")
 XDIST = ["-n", "2"]
-
-
-def copy_shipped(target: Path) -> None:
-    target.mkdir(parents=True)
-    for name in SHIPPED:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, target / name)
-        else:
-            shutil.copy2(source, target / name)
 
 
 def timed(project: Path, store: Path, workers: list[str]) -> float:
@@ -119,7 +108,7 @@ def main() -> None:
             measure(f"{args.cases} precomputed cases", project, temp, args.repeat, start_up)
         if args.only in (None, "shipped"):
             project = temp / "shipped"
-            copy_shipped(project)
+            copy_project(project)
             measure("shipped suites", project, temp, args.repeat, start_up)
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         print(f"load average {load} at the end")
