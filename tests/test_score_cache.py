@@ -366,3 +366,29 @@ def test_a_file_the_suite_names_outside_its_folder_is_an_input(pytester: pytest.
     assert _run(pytester) == []
     shared.write_text("v2")
     assert _run(pytester) == ALL
+
+
+def test_each_tests_key_is_made_once(pytester: pytest.Pytester, monkeypatch: Any) -> None:
+    """Planning asks whether a test's result is stored (to skip its scoring stages) and the
+    test then reads it: one key for both, made once (it hashes the inputs and the baseline)."""
+    suite = pytester.path / "cases" / "docs"
+    (pytester.path / "pyproject.toml").write_text('[tool.doceval]\nsuites = ["cases"]\n')
+    suite.mkdir(parents=True)
+    (suite / "suite.toml").write_text('[suite]\nkind = "documents"\nsystems = ["saved"]\n')
+    for case in ("c1", "c2"):
+        (suite / case / "outputs").mkdir(parents=True)
+        (suite / case / "truth.md").write_text(f"# {case}\n\nTides move water.\n")
+        (suite / case / "outputs" / "saved.md").write_text(f"# {case}\n\nTides move.\n")
+    made: list[str] = []
+    key = score_cache.ScoreCache.key
+
+    def counted(self: score_cache.ScoreCache, suite: Any, ref: Any, **kwargs: Any) -> Any:
+        made.append(ref.key)
+        return key(self, suite, ref, **kwargs)
+
+    monkeypatch.setattr(score_cache.ScoreCache, "key", counted)
+    for _ in range(2):  # cold, then warm
+        made.clear()
+        result = pytester.runpytest("--doceval", "-p", "no:cacheprovider", "--doceval-html=")
+        result.assert_outcomes(passed=2)
+        assert sorted(made) == ["c1[saved]", "c2[saved]"]
