@@ -33,10 +33,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from doceval_run import ROOT, run_doceval
+from doceval_run import ROOT, copy_project, run_doceval
 
 BEFORE = 15.2  # the main job warm before the score cache (issue 27, quiet machine)
-SHIPPED = ("pyproject.toml", "conftest.py", "cases", "baselines")
 
 REFERENCE_CONFTEST = '''
 import json
@@ -64,15 +63,6 @@ import pytest
 def test_trivial(i):
     assert True
 """
-
-
-def copy_project(target: Path) -> None:
-    for name in SHIPPED:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, target / name)
-        else:
-            shutil.copy2(source, target / name)
 
 
 def tests_in(output: str) -> int:

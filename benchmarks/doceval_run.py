@@ -1,18 +1,32 @@
 """The benchmarks' timed run of ``pytest --doceval`` in a project folder, as a user starts it.
 
-One home for the command, the environment (this checkout first on the path) and the failure
-rule, used by the cold-pipeline, prefetch and embeddings benchmarks.
+One home for the command, the environment (this checkout first on the path), the failure
+rule and the copy of the shipped project, used by the cold-pipeline, prefetch, embeddings,
+warm-run and xdist benchmarks.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ("pyproject.toml", "conftest.py", "cases", "baselines")  # the shipped project
+
+
+def copy_project(target: Path) -> None:
+    """The shipped project (`SHIPPED`) copied into the folder `target`."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in SHIPPED:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, target / name)
+        else:
+            shutil.copy2(source, target / name)
 
 
 def run_doceval(

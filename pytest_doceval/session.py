@@ -105,6 +105,9 @@ class DocevalSession:
             models=self.models,
             suite=self.catalog.suite,
         )
+        # (suite folder, case key, stage keys) -> the score key planning made, until its test
+        # takes it (the folder, not the name: two suites of one name may hold the same case)
+        self._planned_keys: dict[tuple[Path, str, tuple[str, ...]], str | None] = {}
         self.stages.result_stored = self._result_stored
 
     # -- suites and baselines -----------------------------------------------------------------
@@ -154,6 +157,16 @@ class DocevalSession:
         return result
 
     def _score_key(self, suite: Suite, ref: CaseRef, stage_keys: list[str] | None) -> str | None:
+        """The key of the test's stored result; the one its planning made (`_result_stored`)
+        is taken, not made again: a key hashes the result's inputs and the baseline's entry."""
+        planned = (suite.spec.path, ref.key, tuple(stage_keys)) if stage_keys is not None else None
+        if planned in self._planned_keys:
+            return self._planned_keys.pop(planned)
+        return self._make_score_key(suite, ref, stage_keys)
+
+    def _make_score_key(
+        self, suite: Suite, ref: CaseRef, stage_keys: list[str] | None
+    ) -> str | None:
         baseline = self.baselines.comparable(suite)
         return self.scores.key(
             suite,
@@ -164,7 +177,11 @@ class DocevalSession:
         )
 
     def _result_stored(self, suite: Suite, ref: CaseRef, stage_keys: list[str]) -> bool:
-        return self.scores.has(self._score_key(suite, ref, stage_keys))
+        key = self._make_score_key(suite, ref, stage_keys)
+        # Kept for the test's `_score_key` (which takes it): planned tests are evaluated in
+        # order, so this holds about the tests planned and not run yet.
+        self._planned_keys[(suite.spec.path, ref.key, tuple(stage_keys))] = key
+        return self.scores.has(key)
 
     def gate_failures_for(self, suite: Suite, ref: CaseRef, result: CaseResult) -> list[str]:
         return case_gate_failures(suite, ref, result, self.baselines, updating=self.options.update)

@@ -59,7 +59,15 @@ def test_a_line_every_interval_and_none_when_all_is_done() -> None:
     now[0] = 25.0
     progress.tick(snap(done=120))
     assert len(lines) == 1
-    assert progress.until_due() == 0.0
+    # Nothing was left to say: the next look is an interval away, not at every test (each
+    # look is a snapshot of every stage of the run).
+    assert progress.until_due() == 10.0
+    now[0] = 30.0
+    progress.tick(snap())
+    assert len(lines) == 1
+    now[0] = 35.0
+    progress.tick(snap())
+    assert len(lines) == 2
 
 
 def test_start_and_summary_lines() -> None:

@@ -179,19 +179,36 @@ def test_suite_files_key_a_case_by_its_folder_and_the_shared_files(tmp_path: Pat
         (tmp_path / case / "truth.md").write_text(case)
     (tmp_path / "suite.toml").write_text("[suite]")
     (tmp_path / ".hidden").write_text("not an input")
-    before = SuiteFiles(tmp_path, ["a", "b", "jsonl-case"])
+    before_files = SuiteFiles(tmp_path, ["a", "b", "jsonl-case"])
+    before = {case: before_files.digest(case) for case in ("a", "b", "jsonl-case")}
     (tmp_path / "b" / "truth.md").write_text("b edited")
     after = SuiteFiles(tmp_path, ["a", "b", "jsonl-case"])
-    assert after.digest("a") == before.digest("a")
-    assert after.digest("b") != before.digest("b")
+    assert after.digest("a") == before["a"]
+    assert after.digest("b") != before["b"]
     # A case without a folder of its own reads anything in the suite: all files are its inputs.
-    assert after.digest("jsonl-case") != before.digest("jsonl-case")
+    assert after.digest("jsonl-case") != before["jsonl-case"]
     (tmp_path / ".hidden").write_text("still not an input")
     (tmp_path / "report.json").write_text("{}")
     skipping = SuiteFiles(tmp_path, ["a", "b"], skip=[tmp_path / "report.json"])
     assert skipping.digest("a") == after.digest("a")
     (tmp_path / "questions.jsonl").write_text("{}")
     assert SuiteFiles(tmp_path, ["a", "b"]).digest("a") != after.digest("a")
+
+
+def test_suite_files_hash_only_the_files_of_the_cases_asked_for(tmp_path: Path) -> None:
+    """An xdist worker, or a ``-k`` run, hashes its own cases' folders and the shared files:
+    another case's file that cannot be read (a link to nothing) does not keep a key from
+    being made, and the case that reads it gets the error (its result is then not kept)."""
+    for case in ("a", "b"):
+        (tmp_path / case).mkdir()
+        (tmp_path / case / "truth.md").write_text(case)
+    (tmp_path / "suite.toml").write_text("[suite]")
+    expected = SuiteFiles(tmp_path, ["a", "b"]).digest("a")
+    (tmp_path / "b" / "scan.pdf").symlink_to(tmp_path / "nowhere.pdf")
+    files = SuiteFiles(tmp_path, ["a", "b"])
+    assert files.digest("a") == expected
+    with pytest.raises(OSError):
+        files.digest("b")
 
 
 def test_the_scoring_code_is_the_kinds_folder_and_the_shared_rooms() -> None:
@@ -346,3 +363,29 @@ def test_a_file_the_suite_names_outside_its_folder_is_an_input(pytester: pytest.
     assert _run(pytester) == []
     shared.write_text("v2")
     assert _run(pytester) == ALL
+
+
+def test_each_tests_key_is_made_once(pytester: pytest.Pytester, monkeypatch: Any) -> None:
+    """Planning asks whether a test's result is stored (to skip its scoring stages) and the
+    test then reads it: one key for both, made once (it hashes the inputs and the baseline)."""
+    suite = pytester.path / "cases" / "docs"
+    (pytester.path / "pyproject.toml").write_text('[tool.doceval]\nsuites = ["cases"]\n')
+    suite.mkdir(parents=True)
+    (suite / "suite.toml").write_text('[suite]\nkind = "documents"\nsystems = ["saved"]\n')
+    for case in ("c1", "c2"):
+        (suite / case / "outputs").mkdir(parents=True)
+        (suite / case / "truth.md").write_text(f"# {case}\n\nTides move water.\n")
+        (suite / case / "outputs" / "saved.md").write_text(f"# {case}\n\nTides move.\n")
+    made: list[str] = []
+    key = score_cache.ScoreCache.key
+
+    def counted(self: score_cache.ScoreCache, suite: Any, ref: Any, **kwargs: Any) -> Any:
+        made.append(ref.key)
+        return key(self, suite, ref, **kwargs)
+
+    monkeypatch.setattr(score_cache.ScoreCache, "key", counted)
+    for _ in range(2):  # cold, then warm
+        made.clear()
+        result = pytester.runpytest("--doceval", "-p", "no:cacheprovider", "--doceval-html=")
+        result.assert_outcomes(passed=2)
+        assert sorted(made) == ["c1[saved]", "c2[saved]"]

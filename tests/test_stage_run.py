@@ -11,12 +11,17 @@ from pytest_doceval.run.stage_run import StageRun
 
 
 class CountingEngine:
-    def __init__(self) -> None:
+    def __init__(self, finished: int = 0) -> None:
         self.snapshots = 0
+        self.finished = finished
 
     def snapshot(self) -> Any:
         self.snapshots += 1
-        return SimpleNamespace(finished=0, total=1)
+        return SimpleNamespace(finished=self.finished, total=1)
+
+    def to_run(self) -> tuple[int, int]:
+        self.snapshots += 1  # a walk over every planned stage too
+        return 0, 0
 
 
 def a_worker_stage_run() -> StageRun:
@@ -39,3 +44,33 @@ def test_between_tests_snapshots_only_when_a_line_is_due() -> None:
     clock[0] += progress.every
     run.between_tests()
     assert engine.snapshots == 1
+
+
+def test_once_all_is_done_a_status_look_waits_an_interval_too() -> None:
+    run = a_worker_stage_run()
+    engine = CountingEngine(finished=1)  # every stage finished: no line to show
+    run.engine = engine  # type: ignore[assignment]
+    clock = [0.0]
+    progress = run.progress()
+    progress.clock = lambda: clock[0]
+    progress.say("start")
+    clock[0] += progress.every
+    for _ in range(1000):
+        run.between_tests()
+    assert engine.snapshots == 1
+
+
+def test_a_worker_asking_to_plan_nothing_new_walks_no_stage() -> None:
+    """An xdist worker plans its queue before every test; when nothing is new (most tests),
+    the engine is not walked for the start line again."""
+    run = a_worker_stage_run()
+    engine = CountingEngine()
+    run.engine = engine  # type: ignore[assignment]
+    run._publisher = SimpleNamespace()  # type: ignore[assignment]  # already publishing
+    not_a_case: Any = SimpleNamespace(nodeid="test_x.py::test_x")
+    run.plan([not_a_case], announce=False)  # the first plan: the start state
+    first = engine.snapshots
+    assert first == 2
+    for _ in range(100):
+        run.plan([not_a_case], announce=False)
+    assert engine.snapshots == first

@@ -178,8 +178,11 @@ class Progress:
         return max(0.0, self._due - self.clock())
 
     def tick(self, snapshot: Snapshot) -> None:
-        """A status line if one is due and work is left."""
-        if self.clock() >= self._due and snapshot.finished < snapshot.total:
-            if self.show is not None:
-                self.show(status_line(snapshot, live=self.live))
-            self._due = self.clock() + self.every
+        """A status line if one is due and work is left. Due or not shown, the next is an
+        interval away: left due once all was done, every test after that made a snapshot (a
+        walk over every planned stage), and a run's cost grew with the square of its tests."""
+        if self.clock() < self._due:
+            return
+        if snapshot.finished < snapshot.total and self.show is not None:
+            self.show(status_line(snapshot, live=self.live))
+        self._due = self.clock() + self.every

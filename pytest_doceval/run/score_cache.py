@@ -87,8 +87,10 @@ RESULT = ResultCodec()
 
 
 class SuiteFiles:
-    """The digests of a suite folder's files, each file hashed once, grouped as the key's rule
-    says: the files of each case's own folder, and the rest (shared by every case)."""
+    """The digests of a suite folder's files, grouped as the key's rule says: the files of each
+    case's own folder, and the rest (shared by every case). A file is hashed when a case that
+    reads it first asks, and once: an xdist worker, or a ``-k`` run, hashes the files of its
+    own cases and the shared ones, not every case's."""
 
     def __init__(
         self,
@@ -100,46 +102,61 @@ class SuiteFiles:
         suite_file: Path | None = None,
     ) -> None:
         self.folder = folder
-        skipped = [p.resolve() for p in skip]
+        skipped = [str(p.resolve()) for p in skip]
         case_dirs = {c for c in cases if "/" not in c and (folder / c).is_dir()}
-        self._own: dict[str, list[tuple[str, str]]] = {c: [] for c in case_dirs}
+        self._own: dict[str, list[tuple[str, Path]]] = {c: [] for c in case_dirs}
         # Files or folders the suite names outside its folder (an annotations file elsewhere)
         # are inputs of every case.
-        self._shared: list[tuple[str, str]] = [
-            (f"{path}/{relative}", file_digest(file))
+        self._shared: list[tuple[str, Path]] = [
+            (f"{path}/{relative}", file)
             for path in outside
-            for relative, file in (_files(path) if path.is_dir() else [("", path)])
+            for relative, file, _ in (_files(path) if path.is_dir() else [("", path, "")])
         ]
-        for relative, path in _files(folder):
-            if skipped and _within(path.resolve(), skipped):
+        for relative, path, real in _files(folder):
+            if skipped and _within(real, skipped):
                 continue
-            entry = (relative, file_digest(path))
             top = relative.split("/", 1)[0]
             owner = self._own.get(top) if "/" in relative else None
-            (self._shared if owner is None else owner).append(entry)
+            (self._shared if owner is None else owner).append((relative, path))
         # suite.toml's bytes, read once per run, not once per test and again at its scoring.
         self.suite_toml = file_digest(suite_file or folder / "suite.toml")
-        self._shared_digest = _digest(self._shared)
-        self._all_digest = _digest(
-            sorted(self._shared + [e for v in self._own.values() for e in v])
-        )
+        self._hashed: dict[Path, str] = {}
+        self._shared_digest: str | None = None
+        self._all_digest: str | None = None
 
     def digest(self, case: str) -> str:
-        """The digest of `case`'s inputs (see the module's rule)."""
+        """The digest of `case`'s inputs (see the module's rule); OSError when one of them
+        cannot be read."""
         own = self._own.get(case)
         if own is None:
+            if self._all_digest is None:
+                every = self._shared + [e for v in self._own.values() for e in v]
+                self._all_digest = _digest(sorted(self._hashed_entries(every)))
             return self._all_digest
-        return _digest([self._shared_digest, own])
+        if self._shared_digest is None:
+            self._shared_digest = _digest(self._hashed_entries(self._shared))
+        return _digest([self._shared_digest, self._hashed_entries(own)])
+
+    def _hashed_entries(self, entries: list[tuple[str, Path]]) -> list[tuple[str, str]]:
+        return [(relative, self._file_digest(path)) for relative, path in entries]
+
+    def _file_digest(self, path: Path) -> str:
+        found = self._hashed.get(path)
+        if found is None:
+            found = self._hashed[path] = file_digest(path)
+        return found
 
 
-def _within(path: Path, folders: Sequence[Path]) -> bool:
-    return any(path == f or f in path.parents for f in folders)
+def _within(path: str, folders: Sequence[str]) -> bool:
+    # Compared as text: `Path.parents` built a path per level, for every file of the suite.
+    return any(path == f or path.startswith(os.path.join(f, "")) for f in folders)
 
 
-def _files(folder: Path) -> list[tuple[str, Path]]:
+def _files(folder: Path) -> list[tuple[str, Path, str]]:
     """Every file under `folder` (symlinks followed, each folder once) with its path relative
-    to it, sorted; hidden files and folders and ``__pycache__`` are not inputs."""
-    found: list[tuple[str, Path]] = []
+    to it and its real path, sorted; hidden files and folders and ``__pycache__`` are not
+    inputs."""
+    found: list[tuple[str, Path, str]] = []
     seen: set[str] = set()
     for top, dirs, names in os.walk(folder, followlinks=True):
         real = os.path.realpath(top)
@@ -151,7 +168,12 @@ def _files(folder: Path) -> list[tuple[str, Path]]:
         for name in names:
             if not name.startswith("."):
                 path = Path(top) / name
-                found.append((path.relative_to(folder).as_posix(), path))
+                # The folder is resolved once; a file only when it is a link itself (resolving
+                # each file's path walked every folder above it again).
+                real_file = os.path.join(real, name)
+                if os.path.islink(real_file):
+                    real_file = os.path.realpath(real_file)
+                found.append((path.relative_to(folder).as_posix(), path, real_file))
     return sorted(found)
 
 

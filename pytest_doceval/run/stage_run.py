@@ -81,6 +81,7 @@ class StageRun:
         """Hand the stages of `items` (in their order) to the engine, which starts them at
         once; tests not planned yet only. A suite or case whose stages cannot be declared
         plans none: its test reports the cause."""
+        planned = False
         for item in items:
             ref = getattr(item, "ref", None)
             if not isinstance(ref, CaseRef) or item.nodeid in self._stage_keys:
@@ -90,8 +91,14 @@ class StageRun:
             except DocevalError:
                 continue  # its test reports the cause
             self._plan_one(suite, ref, item.nodeid)
+            planned = True
         if self.engine is None:
             self._publish()
+            return
+        # An xdist worker asks before every test; mostly nothing is new, and what follows
+        # walks every planned stage (per test, a worker's cost grew with the square of its
+        # tests). The start line and the worker's publishing come from the first plan.
+        if not planned and self._start is not None:
             return
         cpu, model = self.engine.to_run()
         snapshot = self.engine.snapshot()
