@@ -23,7 +23,7 @@ from pytest_doceval.engine.plan import (
     run_plan,
     saved_output_stage,
 )
-from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, StagePlan, chat_stage
+from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, chat_stage
 
 __all__ = [
     "NO_RESULTS",
@@ -37,7 +37,6 @@ __all__ = [
     "Stage",
     "StageFailed",
     "StageNotPlanned",
-    "StagePlan",
     "StageResults",
     "chat_stage",
     "parse_executor",

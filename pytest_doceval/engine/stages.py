@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -91,17 +91,6 @@ def chat_stage(
         build=lambda _: [request],
         read=lambda answers: answers[0],
     )
-
-
-@dataclass
-class StagePlan:
-    """The stages of one test, in dependency order (a stage after the ones it needs)."""
-
-    stages: list[Stage] = field(default_factory=list)
-
-    def add(self, stage: Stage) -> str:
-        self.stages.append(stage)
-        return stage.key
 
 
 # How a stage's CPU time is read where it runs. A thread shares its process with others (the

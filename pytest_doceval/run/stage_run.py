@@ -127,7 +127,7 @@ class StageRun:
             plan = exc
         self._plans[nodeid] = plan
         stages = plan.stages if isinstance(plan, Plan) else ()
-        keys = [stage.key for stage in stages]
+        keys = plan.keys if isinstance(plan, Plan) else []
         self._output_keys[nodeid] = keys
         if stages and self._result_stored(suite, ref, keys):
             stages = tuple(stage for stage in stages if not stage.scoring)
