@@ -107,7 +107,7 @@ class DocevalSession:
         )
         # (suite folder, case key, stage keys) -> the score key planning made, until its test
         # takes it (the folder, not the name: two suites of one name may hold the same case)
-        self._planned_keys: dict[tuple[Path, str, tuple[str, ...]], str | None] = {}
+        self._planned_keys: dict[str, str | None] = {}  # node id -> its planning's score key
         self.stages.result_stored = self._result_stored
 
     # -- suites and baselines -----------------------------------------------------------------
@@ -142,7 +142,7 @@ class DocevalSession:
         previous = baseline.cache_key(ref.key) if baseline is not None else None
         metrics = baseline.metrics(ref.key) if baseline is not None else None
         plan = self.stages.take_plan(suite, ref, nodeid)
-        key = self._score_key(suite, ref, self.stages.output_keys(nodeid))
+        key = self._score_key(suite, ref, nodeid)
         result = self.scores.get(key)
         if result is None:
             results = self.stages.results(plan, f"{suite.name}/{ref.key}")
@@ -156,13 +156,12 @@ class DocevalSession:
             result.metrics.update(cost.metrics())
         return result
 
-    def _score_key(self, suite: Suite, ref: CaseRef, stage_keys: list[str] | None) -> str | None:
+    def _score_key(self, suite: Suite, ref: CaseRef, nodeid: str) -> str | None:
         """The key of the test's stored result; the one its planning made (`_result_stored`)
         is taken, not made again: a key hashes the result's inputs and the baseline's entry."""
-        planned = (suite.spec.path, ref.key, tuple(stage_keys)) if stage_keys is not None else None
-        if planned in self._planned_keys:
-            return self._planned_keys.pop(planned)
-        return self._make_score_key(suite, ref, stage_keys)
+        if nodeid in self._planned_keys:
+            return self._planned_keys.pop(nodeid)
+        return self._make_score_key(suite, ref, self.stages.output_keys(nodeid))
 
     def _make_score_key(
         self, suite: Suite, ref: CaseRef, stage_keys: list[str] | None
@@ -176,12 +175,11 @@ class DocevalSession:
             baseline=baseline.metrics(ref.key) if baseline is not None else None,
         )
 
-    def _result_stored(self, suite: Suite, ref: CaseRef, stage_keys: list[str]) -> bool:
-        key = self._make_score_key(suite, ref, stage_keys)
-        # Kept for the test's `_score_key` (which takes it): planned tests are evaluated in
-        # order, so this holds about the tests planned and not run yet.
-        self._planned_keys[(suite.spec.path, ref.key, tuple(stage_keys))] = key
-        return self.scores.has(key)
+    def _result_stored(
+        self, nodeid: str, suite: Suite, ref: CaseRef, stage_keys: list[str]
+    ) -> bool:
+        key = self._planned_keys[nodeid] = self._make_score_key(suite, ref, stage_keys)
+        return self.scores.has(key)  # the key is kept for the test's `_score_key`, which takes it
 
     def gate_failures_for(self, suite: Suite, ref: CaseRef, result: CaseResult) -> list[str]:
         return case_gate_failures(suite, ref, result, self.baselines, updating=self.options.update)

@@ -52,9 +52,9 @@ class StageRun:
         self._plans: dict[str, Plan | DocevalError] = {}
         self._stage_keys: dict[str, list[str]] = {}  # node id -> the keys its test waits for
         self._output_keys: dict[str, list[str]] = {}  # node id -> every key its stages declare
-        # Whether a test's result is stored (suite, ref, its stages' keys): the session's
-        # score cache. Such a test needs none of its scoring stages.
-        self.result_stored: Callable[[Suite, CaseRef, list[str]], bool] | None = None
+        # Whether a test's result is stored (its node id, suite, ref, its stages' keys): the
+        # session's score cache. Such a test needs none of its scoring stages.
+        self.result_stored: Callable[[str, Suite, CaseRef, list[str]], bool] | None = None
         self._progress: Progress | None = None
         self.progress_every = progress_every()
         self._lines = terminal_lines(config)
@@ -129,16 +129,16 @@ class StageRun:
         stages = plan.stages if isinstance(plan, Plan) else ()
         keys = plan.keys if isinstance(plan, Plan) else []
         self._output_keys[nodeid] = keys
-        if stages and self._result_stored(suite, ref, keys):
+        if stages and self._result_stored(nodeid, suite, ref, keys):
             stages = tuple(stage for stage in stages if not stage.scoring)
         self._stage_keys[nodeid] = self._engine().add(stages) if stages else []
         return plan
 
-    def _result_stored(self, suite: Suite, ref: CaseRef, keys: list[str]) -> bool:
+    def _result_stored(self, nodeid: str, suite: Suite, ref: CaseRef, keys: list[str]) -> bool:
         if self.result_stored is None:
             return False
         try:
-            return self.result_stored(suite, ref, keys)
+            return self.result_stored(nodeid, suite, ref, keys)
         except DocevalError:
             return False  # an unreadable baseline: its test reports the cause
 
