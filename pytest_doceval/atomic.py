@@ -3,35 +3,45 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
-
-def _file_mode(path: Path) -> int:
-    """The mode an ordinary write would leave: the existing file's, else 0666 less the umask.
-    (``mkstemp`` creates 0600, which would make reports and case files private.)"""
-    try:
-        return stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0o022)
-        os.umask(umask)
-        return 0o666 & ~umask
+# A temporary name unique within this host's processes and this process's threads; O_EXCL
+# guards against debris a crashed process with a recycled pid left behind.
+_TEMPORARY_NAMES = itertools.count()
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> Path:
-    """Write `data` to `path` through a temporary file in the same folder and `os.replace`."""
+    """Write `data` to `path` through a temporary file in the same folder and `os.replace`.
+
+    An existing file keeps its mode; a new one gets what an ordinary write would give it
+    (0666 less the umask, which ``os.open`` applies). The folder is created only when the
+    first attempt finds it missing: runs write thousands of entries into folders that exist,
+    and a store entry costs a few system calls, no more (issue 24's per-case overhead).
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = _file_mode(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            os.fchmod(handle.fileno(), mode)
+        mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        mode = None
+    try:
+        fd, tmp = _open_temporary(path)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _open_temporary(path)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if mode is not None:
+                os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         # A failed write must not leave debris that a later run could mistake for data.
@@ -39,6 +49,16 @@ def write_bytes_atomic(path: Path, data: bytes) -> Path:
             os.unlink(tmp)
         raise
     return path
+
+
+def _open_temporary(path: Path) -> tuple[int, str]:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        tmp = f"{path.parent}/.{path.name}.{os.getpid()}.{next(_TEMPORARY_NAMES)}.tmp"
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
