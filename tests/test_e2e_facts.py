@@ -339,3 +339,37 @@ def test_a_model_answering_500_errors_the_facts_of_its_page_only(pytester: pytes
     assert rows["lost"]["outcome"] == "error"
     assert "model 'echo'" in rows["lost"]["message"] and "500" in rows["lost"]["message"]
     assert "stage pymupdf+vlm (model 'echo') on alpha.pdf#page=2" in rows["lost"]["message"]
+
+
+def test_a_warm_run_plans_pages_without_pymupdf(pytester: pytest.Pytester, harbour: Path) -> None:
+    """Planning a parsed page needs its PDF's page count: a cold run reads it with PyMuPDF
+    (whose import loads layout models) and keeps it in the store, a warm run takes it from
+    there and imports no PyMuPDF at all, with the same rows."""
+    from tests.test_score_cache import HEAVY_PROBE
+
+    pytester.makeconftest(HEAVY_PROBE)
+
+    def run() -> tuple[list[str], dict[str, Any]]:
+        pytester.runpytest_subprocess("--doceval", "-p", "no:cacheprovider")
+        loaded: list[str] = json.loads((pytester.path / "heavy.json").read_text())
+        rows = {r["nodeid"]: (r["outcome"], r["metrics"]) for r in section(pytester)["results"]}
+        return loaded, rows
+
+    cold_loaded, cold_rows = run()
+    assert "pymupdf" in cold_loaded
+    warm_loaded, warm_rows = run()
+    assert "pymupdf" not in warm_loaded and "onnxruntime" not in warm_loaded
+    assert warm_rows == cold_rows
+
+
+def test_a_page_the_pdf_lacks_still_errors_when_its_count_is_stored(
+    pytester: pytest.Pytester, harbour: Path
+) -> None:
+    """The stored page count is the PDF's: a fact on a page past it errors in a warm run as
+    in a cold one, naming the page and the count."""
+    (harbour / "extra.jsonl").write_text(fact("far", "present", page=9, text="x") + "\n")
+    for _ in range(2):
+        result = pytester.runpytest_subprocess("--doceval", "-p", "no:cacheprovider")
+        result.stdout.fnmatch_lines(
+            ["*far*(pymupdf*alpha.pdf: the fact is on page 9 but the PDF has 2 pages"]
+        )

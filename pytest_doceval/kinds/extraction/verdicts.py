@@ -50,7 +50,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from pytest_doceval.kinds.extraction.nested import DEFAULT_ALPHA, check_alpha
 from pytest_doceval.kinds.extraction.values import (
@@ -314,6 +313,9 @@ class _Walk:
                 trial.walk(g, p, place.index(i), w)
                 trials[i, j] = trial.out
                 similarity[i, j] = sum(v.similarity for v in trial.out) / len(trial.out)
+        # scipy on first use: importing it took half a second in every process of a warm run
+        from scipy.optimize import linear_sum_assignment
+
         rows, cols = linear_sum_assignment(similarity, maximize=True)
         paired = {int(i): int(j) for i, j in zip(rows, cols, strict=True) if similarity[i, j] > 0}
         for i, g in enumerate(gold):

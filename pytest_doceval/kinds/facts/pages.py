@@ -13,15 +13,19 @@ keys, so the engine reads or parses a page once per system however many facts it
 The plan names its results: ``output`` (the parse, or the first repeat) and ``repeat2``,
 ``repeat3`` ... (a precomputed system's further repeats), listed in order by `repeat_results`.
 What makes a page unplannable (a missing PDF or output, an unreadable PDF, a page the PDF does
-not have) is the plan's error, naming the fact; a PDF is opened once per run to check it.
+not have) is the plan's error, naming the fact. A PDF's page count is read once per run, and
+kept in the run's store under the PDF's digest: a warm run plans without importing PyMuPDF
+(whose import loads layout models, about a second in every process, each xdist worker too).
 """
 
 from __future__ import annotations
 
 import hashlib
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from importlib.metadata import version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_doceval.atomic import write_bytes_atomic
 from pytest_doceval.engine import CpuStage, Plan, StageResults, saved_output_stage
@@ -29,10 +33,13 @@ from pytest_doceval.errors import CaseInputError, DocevalError, SystemRunError, 
 from pytest_doceval.kinds.facts import Fact, output_path
 from pytest_doceval.kinds.facts.layout import PDF_DIR, SystemOutputs
 from pytest_doceval.kinds.facts.model import IMPLICIT_BASELINE_FILE
-from pytest_doceval.store import file_digest
+from pytest_doceval.store import JSON, cache_key, file_digest
 from pytest_doceval.systems import Parser, SystemEnv
 from pytest_doceval.systems.base import run_system
 from pytest_doceval.systems.staged import parse_stages
+
+if TYPE_CHECKING:
+    from pytest_doceval.store import Store
 
 __all__ = ["PagePlans", "repeat_results", "saved_file", "where"]
 
@@ -71,10 +78,17 @@ def where(fact: Fact) -> str:
 class PagePlans:
     """The plans of one suite's tests (`parsers`: the registered systems it names)."""
 
-    def __init__(self, folder: Path, env: SystemEnv, parsers: Mapping[str, Parser]) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        env: SystemEnv,
+        parsers: Mapping[str, Parser],
+        store: Callable[[], Store | None] = lambda: None,
+    ) -> None:
         self.folder = folder
         self.env = env
         self.parsers = parsers
+        self.store = store  # the run's store, known once the run has made it
         self._plans: dict[tuple[str, str, int], Plan | DocevalError] = {}  # (system, pdf, page)
         # Each PDF's (digest, page count), or why it cannot be read: checked once per run.
         self._pdfs: dict[Path, tuple[str, int] | CaseInputError] = {}
@@ -145,7 +159,7 @@ class PagePlans:
         """`pdf`'s digest, once it is known to be a readable PDF with page `page`."""
         found = self._pdfs.get(pdf)
         if found is None:
-            found = self._pdfs[pdf] = _read_pdf(pdf)
+            found = self._pdfs[pdf] = _read_pdf(pdf, self.store())
         if isinstance(found, CaseInputError):
             raise CaseInputError(str(found)) from found.__cause__
         digest, pages = found
@@ -154,18 +168,27 @@ class PagePlans:
         return digest
 
 
-def _read_pdf(pdf: Path) -> tuple[str, int] | CaseInputError:
-    """`pdf`'s digest and page count, or why it cannot be read."""
+def _read_pdf(pdf: Path, store: Store | None) -> tuple[str, int] | CaseInputError:
+    """`pdf`'s digest and page count, or why it cannot be read. A count read before is taken
+    from `store` (same bytes, same PyMuPDF: same count); an unreadable PDF is not stored, so
+    its error is found again, by the same check, in every run."""
     if not pdf.is_file():
         return CaseInputError(f"{pdf}: missing PDF (a fact's pdf is a path inside {PDF_DIR}/)")
-    from pytest_doceval.systems.pdf import open_pdf  # PyMuPDF: only when a system parses
+    digest = file_digest(pdf)
+    key = cache_key({"page_count": "pymupdf", "version": version("pymupdf")}, digest)
+    stored = store.get(key, JSON) if store is not None else None
+    if isinstance(stored, int) and not isinstance(stored, bool) and stored > 0:
+        return digest, stored
+    from pytest_doceval.systems.pdf import open_pdf  # PyMuPDF: only when a count is needed
 
     try:
         with open_pdf(pdf) as doc:
             pages: int = doc.page_count
     except CaseInputError as exc:
         return exc
-    return file_digest(pdf), pages
+    if store is not None:
+        store.put(key, pages, JSON)
+    return digest, pages
 
 
 def parse_page(system: str, parser: Parser, pdf: Path, page: int) -> str:

@@ -129,7 +129,7 @@ class FactsSuite(Suite):
             for case, entry in self.entries.items()
             for system in self.systems
         ]
-        self.pages = PagePlans(spec.path, systems_env, self.parsers)
+        self.pages = PagePlans(spec.path, systems_env, self.parsers, lambda: self.store)
         self._page_outputs: dict[str, PageOutput] = {}  # stage key -> its text, normalised once
 
     def _check_systems(self, systems: object) -> list[str]:

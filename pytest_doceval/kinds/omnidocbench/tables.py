@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
-from scipy.optimize import linear_sum_assignment
 
 from pytest_doceval.kinds.omnidocbench.table_html import normalised_table_html
 from pytest_doceval.kinds.omnidocbench.teds import teds_pair
@@ -61,6 +60,8 @@ def _assignment(truth: Sequence[str], predicted: Sequence[str]) -> dict[int, int
     if not predicted:
         return {}
     costs = np.array([[_cost(t, p) for p in predicted] for t in truth], dtype=np.float64)
+    from scipy.optimize import linear_sum_assignment  # on use: scipy is slow to import
+
     rows, cols = linear_sum_assignment(costs)
     return {int(r): int(c) for r, c in zip(rows, cols, strict=True)}
 
