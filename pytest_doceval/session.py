@@ -81,6 +81,7 @@ class DocevalSession:
             update=options.update,
             root=root,
             invoked_in=Path(config.invocation_params.dir),
+            prepare_ahead=_is_xdist_controller(config),
         )
         # A result whose inputs, outputs and scoring code are unchanged is read, not scored.
         self.scores = ScoreCache(
@@ -215,6 +216,14 @@ class DocevalSession:
     @property
     def gate_failures(self) -> list[str]:
         return self.controller.gate_failures
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    """Whether this process hands the tests to xdist workers (and only collects their rows)."""
+    if hasattr(config, "workerinput"):
+        return False
+    processes = config.getoption("numprocesses", None)
+    return bool(processes) and config.getoption("dist", "no") != "no"
 
 
 def _model_runtime(config: pytest.Config, root: Path, store: Store) -> ModelRuntime:

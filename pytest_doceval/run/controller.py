@@ -4,6 +4,7 @@ baseline updates. Runs on the controller (or a plain run) only."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,7 @@ class Controller:
         update: bool,
         root: Path,
         invoked_in: Path,
+        prepare_ahead: bool = False,
     ) -> None:
         self._suite = suite
         self.baselines = baselines
@@ -43,10 +45,40 @@ class Controller:
         self.interrupted = False
         self.report: Report | None = None
 
+        # An xdist controller waits while its workers run the tests. It makes each suite, and
+        # imports what the report needs, meanwhile (one thread, joined before the report),
+        # not after the last test: a warm run of the shipped suites spent a second there.
+        self._ahead = ThreadPoolExecutor(1, "doceval-prepare") if prepare_ahead else None
+        self._imports_prepared = False
+
     def add_row(self, suite_file: Path, row: Row) -> None:
         # Kept as it came, not copied (the test's report holds the same dict): a copy of each
         # of 70,000 rows was ~100 MB more on the controller.
-        self.collected.setdefault(suite_file, []).append(row)
+        rows = self.collected.get(suite_file)
+        if rows is None:
+            rows = self.collected[suite_file] = []
+            if self._ahead is not None:
+                self._ahead.submit(self._prepare, suite_file)
+        rows.append(row)
+
+    def _prepare(self, suite_file: Path) -> None:
+        """Make the suite of `suite_file`; when it has a baseline to compare with, import what
+        the comparison loads (scipy's statistics, about a second, which a run without one may
+        never need). An error is left for `finish`, which meets it again and reports it."""
+        try:
+            suite = self._suite(suite_file)
+        except Exception:
+            return
+        if not self._imports_prepared and self.baselines.file(suite.name).is_file():
+            self._imports_prepared = True
+            from pytest_doceval.report.analysis import prepare_imports
+
+            prepare_imports()
+
+    def _wait_for_preparation(self) -> None:
+        if self._ahead is not None:
+            self._ahead.shutdown(wait=True)
+            self._ahead = None
 
     def finish(
         self,
@@ -65,6 +97,7 @@ class Controller:
         of the run's cases (`empty_shard`, the line that says so) is a legitimate share of the
         run: its empty report lets ``doceval merge`` see every shard. An interrupted run's
         report says so, and its baselines are not updated."""
+        self._wait_for_preparation()
         if not self.collected and empty_shard is None:
             self.summary_lines.append("doceval: no evaluation test ran; no report written")
             return False
