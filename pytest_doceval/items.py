@@ -108,8 +108,6 @@ class CaseItem(pytest.Item):
         row["duration"] = round(time.perf_counter() - started, 4)
         row["baseline"] = session.baseline_metrics(suite, self.ref)
         self.doceval_row = row
-        for metric, value in sorted(self.result.metrics.items()):
-            self.user_properties.append((metric, round(float(value), 6)))
 
     def runtest(self) -> None:
         session = self._session
@@ -118,6 +116,12 @@ class CaseItem(pytest.Item):
             raise GateFailure("\n".join(failures))
 
     def teardown(self) -> None:
+        # The metrics become properties only now: the teardown report is the one junitxml reads
+        # them from, and each report goes to the xdist controller with the item's properties
+        # (three copies a test were a tenth of a warm worker's time).
+        if self.result is not None:
+            for metric, value in sorted(self.result.metrics.items()):
+                self.user_properties.append((metric, round(float(value), 6)))
         # The setup and call reports (made before this) hold what the controller needs.
         self.result, self._row, self._done = None, None, True
 

@@ -312,6 +312,42 @@ def pytest_runtest_makereport(
     return report
 
 
+# xdist carries a test's report to the controller through execnet's serialiser, which walks a
+# row (metrics, counts, views...) object by object in Python: most of what a warm `-n 2` run's
+# workers and controller spent per test. A row goes as one JSON text instead (json's C code
+# on both sides; the report writes rows as JSON, so nothing a row holds is lost on the way).
+_ROW_AS_JSON = "doceval_row_json"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(
+    config: pytest.Config, report: Any
+) -> Generator[None, dict[str, Any] | None, dict[str, Any] | None]:
+    data = yield
+    row = data.get("doceval_row") if data is not None else None
+    if data is not None and row is not None:
+        import json
+
+        try:
+            data[_ROW_AS_JSON] = json.dumps(row, ensure_ascii=False)
+        except (TypeError, ValueError):  # not JSON (a user kind's row): sent as it is
+            return data
+        del data["doceval_row"]
+    return data
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_from_serializable(
+    config: pytest.Config, data: dict[str, Any]
+) -> Generator[None, Any, Any]:
+    text = data.pop(_ROW_AS_JSON, None)
+    if text is not None:
+        import json
+
+        data["doceval_row"] = json.loads(text)
+    return (yield)
+
+
 def _executor(text: str) -> str:
     """The executor spec, checked now: a typo is a usage error, not a failure of every test."""
     from pytest_doceval.engine.executors import parse_executor

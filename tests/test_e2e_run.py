@@ -145,14 +145,18 @@ def test_json_report_contract(pytester: pytest.Pytester, demo_suite: Callable[..
     assert agg["corpus"] == pytest.approx(edits / sum(c["reference_length"] for c in counts))
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
 def test_metrics_are_junit_properties(
-    pytester: pytest.Pytester, demo_suite: Callable[..., Path]
+    pytester: pytest.Pytester, demo_suite: Callable[..., Path], workers: list[str]
 ) -> None:
+    """Each test's metrics are properties of its test case, once (the teardown report
+    carries them, also across xdist)."""
     demo_suite()
-    pytester.runpytest("--doceval", "--doceval-update", "--junitxml=junit.xml")
+    pytester.runpytest_subprocess("--doceval", "--doceval-update", "--junitxml=junit.xml", *workers)
     xml = (pytester.path / "junit.xml").read_text()
-    assert '<property name="cer" value="' in xml
-    assert '<property name="structure_f1" value="' in xml
+    assert xml.count("<testcase ") == 6
+    assert xml.count('<property name="cer" value="') == 6
+    assert xml.count('<property name="structure_f1" value="') == 6
 
 
 def test_xdist_gives_the_same_report(
