@@ -69,6 +69,22 @@ def test_chunks_stay_within_the_memory_budget(monkeypatch: pytest.MonkeyPatch) -
     assert max(rows * cols for rows, cols in seen) <= resampling._MAX_CHUNK_ENTRIES
 
 
+def test_a_one_chunk_index_matrix_is_drawn_once_read_only_and_as_drawn_anew() -> None:
+    """Every metric of a report resamples the same cases (same n, resamples and seed): the
+    matrix is drawn once, shared read-only, and equal to a fresh draw, so intervals do not
+    depend on which came first."""
+    resampling._one_chunk.cache_clear()
+    x = np.random.default_rng(4).random(300)
+    first = stats.bootstrap_t_interval(x, seed=9)
+    shared = resampling._one_chunk(300, 1000, 9)
+    assert resampling._one_chunk.cache_info().hits == 1
+    assert not shared.flags.writeable
+    (fresh,) = resampling._chunks_from(np.random.default_rng(9), 300, 1000)
+    assert np.array_equal(shared, fresh)
+    resampling._one_chunk.cache_clear()
+    assert stats.bootstrap_t_interval(x, seed=9) == first
+
+
 def test_constant_vector_gives_degenerate_interval() -> None:
     ci = stats.bootstrap_mean_ci([0.1] * 7)
     assert ci.ci_low == ci.mean == ci.ci_high

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
@@ -19,9 +20,20 @@ def _index_chunks(n: int, resamples: int, seed: int) -> Iterator[NDArray[np.int6
     """Resampling index matrices (resamples x n in total), at most `_MAX_CHUNK_ENTRIES` each.
 
     A single row larger than the budget is still drawn whole: a resample has to exist at once
-    to be summarised, so memory is O(n) per row at minimum.
+    to be summarised, so memory is O(n) per row at minimum. When the whole matrix is one
+    chunk it is drawn once and kept (`_one_chunk`): a report asks for the same (n, resamples,
+    seed) for every metric of a system, and drawing it was a third of an interval's time.
     """
+    if n * resamples <= _MAX_CHUNK_ENTRIES:
+        return iter((_one_chunk(n, resamples, seed),))
     return _chunks_from(np.random.default_rng(seed), n, resamples)
+
+
+@functools.lru_cache(maxsize=2)  # at most 2 x 16 MiB; the same numbers as drawing anew
+def _one_chunk(n: int, resamples: int, seed: int) -> NDArray[np.int64]:
+    (chunk,) = _chunks_from(np.random.default_rng(seed), n, resamples)
+    chunk.flags.writeable = False  # shared by every caller: nobody may change it
+    return chunk
 
 
 def _chunks_from(rng: np.random.Generator, n: int, resamples: int) -> Iterator[NDArray[np.int64]]:
