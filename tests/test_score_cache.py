@@ -3,6 +3,7 @@ kind of the user's own that counts its `evaluate` calls, and the key's parts one
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import sys
@@ -209,6 +210,45 @@ def test_suite_files_hash_only_the_files_of_the_cases_asked_for(tmp_path: Path) 
     assert files.digest("a") == expected
     with pytest.raises(OSError):
         files.digest("b")
+
+
+def test_suite_files_walk_only_the_folders_of_the_cases_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listing a case's folder waits for that case: a worker running half the cases walks
+    half the folders. The digests are those of a walk of everything."""
+    from pytest_doceval.run import score_cache
+
+    for case in ("a", "b", "c"):
+        (tmp_path / case / "outputs").mkdir(parents=True)
+        (tmp_path / case / "truth.md").write_text(case)
+        (tmp_path / case / "outputs" / "x.md").write_text(case * 2)
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "notes.md").write_text("n")
+    (tmp_path / "suite.toml").write_text("[suite]")
+    everything = SuiteFiles(tmp_path, ["a", "b", "c"])
+    expected = {case: everything.digest(case) for case in ("a", "b", "c")}
+    walked: list[str] = []
+    original = score_cache._files
+
+    def spy(folder: Path, prefix: str = "") -> list[tuple[str, Path, str]]:
+        walked.append(folder.name)
+        return original(folder, prefix)
+
+    monkeypatch.setattr(score_cache, "_files", spy)
+    files = SuiteFiles(tmp_path, ["a", "b", "c"])
+    assert walked == ["shared"]
+    assert files.digest("b") == expected["b"]
+    assert walked == ["shared", "b"]
+    assert files.digest("b") == expected["b"] and walked == ["shared", "b"]
+    # The digest is the one of the whole walk the key's rule describes.
+    shared = [("shared/notes.md", "n"), ("suite.toml", "[suite]")]
+    own = [("b/outputs/x.md", "bb"), ("b/truth.md", "b")]
+
+    def hashed(entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        return [(name, hashlib.sha256(text.encode()).hexdigest()) for name, text in entries]
+
+    assert expected["b"] == score_cache._digest([score_cache._digest(hashed(shared)), hashed(own)])
 
 
 def test_the_scoring_code_is_the_kinds_folder_and_the_shared_rooms() -> None:

@@ -88,9 +88,10 @@ RESULT = ResultCodec()
 
 class SuiteFiles:
     """The digests of a suite folder's files, grouped as the key's rule says: the files of each
-    case's own folder, and the rest (shared by every case). A file is hashed when a case that
-    reads it first asks, and once: an xdist worker, or a ``-k`` run, hashes the files of its
-    own cases and the shared ones, not every case's."""
+    case's own folder, and the rest (shared by every case). A case's folder is listed and its
+    files hashed when that case first asks, and once: an xdist worker, or a ``-k`` run, walks
+    and hashes the folders of its own cases and the shared files, not every case's (a walk of a
+    1,000-case suite's folders was a tenth of a warm worker's time, in every worker)."""
 
     def __init__(
         self,
@@ -102,22 +103,24 @@ class SuiteFiles:
         suite_file: Path | None = None,
     ) -> None:
         self.folder = folder
-        skipped = [str(p.resolve()) for p in skip]
-        case_dirs = {c for c in cases if "/" not in c and (folder / c).is_dir()}
-        self._own: dict[str, list[tuple[str, Path]]] = {c: [] for c in case_dirs}
+        self._skipped = [str(p.resolve()) for p in skip]
+        names = {c for c in cases if "/" not in c}
+        top = _listing(folder)
+        self._case_dirs = {name for name, _, is_dir in top if is_dir and name in names}
+        self._own: dict[str, list[tuple[str, Path]]] = {}  # filled as cases ask
         # Files or folders the suite names outside its folder (an annotations file elsewhere)
         # are inputs of every case.
-        self._shared: list[tuple[str, Path]] = [
+        shared = [
             (f"{path}/{relative}", file)
             for path in outside
             for relative, file, _ in (_files(path) if path.is_dir() else [("", path, "")])
         ]
-        for relative, path, real in _files(folder):
-            if skipped and _within(real, skipped):
+        inside: list[tuple[str, Path, str]] = []
+        for name, path, is_dir in top:
+            if name in self._case_dirs:
                 continue
-            top = relative.split("/", 1)[0]
-            owner = self._own.get(top) if "/" in relative else None
-            (self._shared if owner is None else owner).append((relative, path))
+            inside += _files(path, f"{name}/") if is_dir else [(name, path, _real(path))]
+        self._shared = shared + self._kept(sorted(inside))
         # suite.toml's bytes, read once per run, not once per test and again at its scoring.
         self.suite_toml = file_digest(suite_file or folder / "suite.toml")
         self._hashed: dict[Path, str] = {}
@@ -127,15 +130,27 @@ class SuiteFiles:
     def digest(self, case: str) -> str:
         """The digest of `case`'s inputs (see the module's rule); OSError when one of them
         cannot be read."""
-        own = self._own.get(case)
-        if own is None:
+        if case not in self._case_dirs:
             if self._all_digest is None:
-                every = self._shared + [e for v in self._own.values() for e in v]
+                every = self._shared + [e for c in sorted(self._case_dirs) for e in self._of(c)]
                 self._all_digest = _digest(sorted(self._hashed_entries(every)))
             return self._all_digest
         if self._shared_digest is None:
             self._shared_digest = _digest(self._hashed_entries(self._shared))
-        return _digest([self._shared_digest, self._hashed_entries(own)])
+        return _digest([self._shared_digest, self._hashed_entries(self._of(case))])
+
+    def _of(self, case: str) -> list[tuple[str, Path]]:
+        found = self._own.get(case)
+        if found is None:
+            found = self._own[case] = self._kept(_files(self.folder / case, f"{case}/"))
+        return found
+
+    def _kept(self, files: list[tuple[str, Path, str]]) -> list[tuple[str, Path]]:
+        return [
+            (relative, path)
+            for relative, path, real in files
+            if not (self._skipped and _within(real, self._skipped))
+        ]
 
     def _hashed_entries(self, entries: list[tuple[str, Path]]) -> list[tuple[str, str]]:
         return [(relative, self._file_digest(path)) for relative, path in entries]
@@ -152,10 +167,26 @@ def _within(path: str, folders: Sequence[str]) -> bool:
     return any(path == f or path.startswith(os.path.join(f, "")) for f in folders)
 
 
-def _files(folder: Path) -> list[tuple[str, Path, str]]:
+def _listing(folder: Path) -> list[tuple[str, Path, bool]]:
+    """`folder`'s entries that can be inputs (not hidden, not ``__pycache__``), with whether
+    each is a folder (a link to one counts), sorted by name."""
+    found = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name.startswith(".") or entry.name == "__pycache__":
+                continue
+            found.append((entry.name, Path(entry.path), entry.is_dir()))
+    return sorted(found)
+
+
+def _real(path: Path) -> str:
+    return os.path.realpath(path)
+
+
+def _files(folder: Path, prefix: str = "") -> list[tuple[str, Path, str]]:
     """Every file under `folder` (symlinks followed, each folder once) with its path relative
-    to it and its real path, sorted; hidden files and folders and ``__pycache__`` are not
-    inputs."""
+    to it (after `prefix`) and its real path, sorted; hidden files and folders and
+    ``__pycache__`` are not inputs."""
     found: list[tuple[str, Path, str]] = []
     seen: set[str] = set()
     for top, dirs, names in os.walk(folder, followlinks=True):
@@ -173,7 +204,7 @@ def _files(folder: Path) -> list[tuple[str, Path, str]]:
                 real_file = os.path.join(real, name)
                 if os.path.islink(real_file):
                     real_file = os.path.realpath(real_file)
-                found.append((path.relative_to(folder).as_posix(), path, real_file))
+                found.append((prefix + path.relative_to(folder).as_posix(), path, real_file))
     return sorted(found)
 
 
