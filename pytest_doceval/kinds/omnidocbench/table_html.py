@@ -25,9 +25,6 @@ import re
 import unicodedata
 from typing import Final
 
-from bs4 import BeautifulSoup
-from bs4.element import NavigableString
-
 # LaTeX commands and glyphs a cell may use for one symbol, applied in this order.
 _LATEX_SYMBOLS: Final = (
     (r"\checkmark", "√"),
@@ -125,6 +122,11 @@ def cell_text(text: str) -> str:
 
 
 def _normalise_tree(markup: str) -> str:
+    # Imported on first use: BeautifulSoup (with soupsieve) is a tenth of a second to import,
+    # and a run that reads stored scores, or an xdist controller, never parses a table.
+    from bs4 import BeautifulSoup
+    from bs4.element import NavigableString
+
     soup = BeautifulSoup(markup, "html.parser")
     for th in soup.find_all("th"):
         th.name = "td"
