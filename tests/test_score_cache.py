@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -231,9 +232,9 @@ def test_suite_files_walk_only_the_folders_of_the_cases_asked_for(
     walked: list[str] = []
     original = score_cache._files
 
-    def spy(folder: Path, prefix: str = "") -> list[tuple[str, Path, str]]:
+    def spy(folder: Path, prefix: str = "", **known: Any) -> list[tuple[str, Path, str]]:
         walked.append(folder.name)
-        return original(folder, prefix)
+        return original(folder, prefix, **known)
 
     monkeypatch.setattr(score_cache, "_files", spy)
     files = SuiteFiles(tmp_path, ["a", "b", "c"])
@@ -249,6 +250,62 @@ def test_suite_files_walk_only_the_folders_of_the_cases_asked_for(
         return [(name, hashlib.sha256(text.encode()).hexdigest()) for name, text in entries]
 
     assert expected["b"] == score_cache._digest([score_cache._digest(hashed(shared)), hashed(own)])
+
+
+def _reference_files(folder: Path, prefix: str = "") -> list[tuple[str, Path, str]]:
+    """The rule of `_files`, written the plain way: `os.walk` following links, every folder's
+    and every file's real path resolved in full, each real folder walked once."""
+    found, seen = [], set()
+    for top, dirs, names in os.walk(folder, followlinks=True):
+        real = os.path.realpath(top)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+        for name in names:
+            if not name.startswith("."):
+                path = Path(top) / name
+                relative = prefix + path.relative_to(folder).as_posix()
+                found.append((relative, path, os.path.realpath(path)))
+    return sorted(found)
+
+
+def test_a_case_folders_files_are_those_of_a_full_walk(tmp_path: Path) -> None:
+    """Links (to a folder elsewhere, to a file, to nothing, back up to the case: a loop),
+    hidden files and ``__pycache__`` give the files, relative paths and real paths that a
+    walk resolving every path gives."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "deep").mkdir(parents=True)
+    (elsewhere / "deep" / "page.md").write_text("p")
+    (elsewhere / "scan.pdf").write_bytes(b"%PDF")
+    case = tmp_path / "suite" / "case"
+    (case / "outputs" / "__pycache__").mkdir(parents=True)
+    (case / "outputs" / "__pycache__" / "x.pyc").write_bytes(b"")
+    (case / "outputs" / "a.md").write_text("a")
+    (case / ".hidden").write_text("h")
+    (case / "truth.md").write_text("t")
+    (case / "shared").symlink_to(elsewhere, target_is_directory=True)
+    (case / "scan.pdf").symlink_to(elsewhere / "scan.pdf")
+    (case / "gone.pdf").symlink_to(tmp_path / "nowhere.pdf")
+    (case / "outputs" / "up").symlink_to(case, target_is_directory=True)
+    linked_case = tmp_path / "suite" / "linked"
+    linked_case.symlink_to(case, target_is_directory=True)
+
+    for folder in (case, linked_case):
+        expected = _reference_files(folder, "c/")
+        assert score_cache._files(folder, "c/") == expected
+        real = os.path.realpath(folder)
+        assert score_cache._files(folder, "c/", real=real) == expected
+    names = [relative for relative, _, _ in score_cache._files(case)]
+    assert names == [
+        "gone.pdf", "outputs/a.md", "scan.pdf", "shared/deep/page.md", "shared/scan.pdf",
+        "truth.md",
+    ]  # fmt: skip
+    # A suite whose case folder is a link keys the case by the files behind it.
+    (tmp_path / "suite" / "suite.toml").write_text("[suite]")
+    files = SuiteFiles(tmp_path / "suite", ["linked"])
+    assert files._of("linked") == [(r, p) for r, p, _ in _reference_files(linked_case, "linked/")]
 
 
 def test_the_scoring_code_is_the_kinds_folder_and_the_shared_rooms() -> None:
