@@ -73,6 +73,7 @@ class SessionHooks:
         self._suite_files: dict[str, Path] = {}
         self._tests = 0
         self._queued: set[int] = set()  # an xdist worker's queue indices handed to the engine
+        self._worker = _is_worker(session.config)
 
     def _holds_suite(self, folder: Path) -> bool:
         found = self._is_suite_dir.get(folder)
@@ -89,7 +90,21 @@ class SessionHooks:
             return True
         return None
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # An xdist controller collects nothing: the suites its workers will run are the ones
+        # the arguments name, made (and the report's imports loaded) while the workers start.
+        config = session.config
+        if not _is_worker(config):
+            from pytest_doceval.run.catalog import suite_files
+
+            invoked = Path(config.invocation_params.dir)
+            self.session.controller.prepare_found(
+                lambda: [file.resolve() for file in suite_files(config.args, invoked)]
+            )
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self._worker:  # its rows travel on the reports; the controller keeps them
+            return
         row = getattr(report, "doceval_row", None)
         if row is not None:
             file = getattr(report, "doceval_suite_file", None)

@@ -3,7 +3,7 @@ baseline updates. Runs on the controller (or a plain run) only."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -50,6 +50,7 @@ class Controller:
         # not after the last test: a warm run of the shipped suites spent a second there.
         self._ahead = ThreadPoolExecutor(1, "doceval-prepare") if prepare_ahead else None
         self._imports_prepared = False
+        self._prepared: set[Path] = set()
 
     def add_row(self, suite_file: Path, row: Row) -> None:
         # Kept as it came, not copied (the test's report holds the same dict): a copy of each
@@ -57,9 +58,26 @@ class Controller:
         rows = self.collected.get(suite_file)
         if rows is None:
             rows = self.collected[suite_file] = []
-            if self._ahead is not None:
-                self._ahead.submit(self._prepare, suite_file)
+            self.prepare(suite_file)
         rows.append(row)
+
+    def prepare(self, suite_file: Path) -> None:
+        """Have the suite of `suite_file` made, and what its report imports imported, ahead
+        of `finish` (an xdist controller only; once a file)."""
+        if self._ahead is not None and suite_file not in self._prepared:
+            self._prepared.add(suite_file)
+            self._ahead.submit(self._prepare, suite_file)
+
+    def prepare_found(self, find: Callable[[], Iterable[Path]]) -> None:
+        """Prepare, ahead of the first row, each suite file that `find` names (speculative:
+        the files the run's arguments name; one that runs no test costs only this)."""
+        if self._ahead is not None:
+
+            def prepare_each() -> None:
+                for file in find():
+                    self._prepare(file)
+
+            self._ahead.submit(prepare_each)
 
     def _prepare(self, suite_file: Path) -> None:
         """Make the suite of `suite_file`; when it has a baseline to compare with, import what

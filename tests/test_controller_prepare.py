@@ -1,0 +1,94 @@
+"""An xdist controller makes the run's suites while its workers start (`Controller.prepare_found`,
+called at its session start), not after the last row: numbers do not depend on it, only when
+the work is done."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from pytest_doceval.config import StatsConfig
+from pytest_doceval.errors import SuiteConfigError
+from pytest_doceval.run.case_gates import SuiteBaselines
+from pytest_doceval.run.controller import Controller
+from tests.test_startup import write_one_case_suite
+
+pytest_plugins = ["pytester"]
+
+
+def _controller(tmp_path: Path, made: list[tuple[str, str]], *, ahead: bool) -> Controller:
+    def suite(file: Path) -> object:
+        made.append((file.name, threading.current_thread().name))
+        raise SuiteConfigError(f"{file}: not a suite")  # a broken suite: left for finish
+
+    return Controller(
+        suite=suite,  # type: ignore[arg-type]
+        baselines=SuiteBaselines(tmp_path / "baselines"),
+        stats=StatsConfig(),
+        update=False,
+        root=tmp_path,
+        invoked_in=tmp_path,
+        prepare_ahead=ahead,
+    )
+
+
+def test_a_controller_makes_the_suites_it_is_told_of_on_its_own_thread(tmp_path: Path) -> None:
+    made: list[tuple[str, str]] = []
+    controller = _controller(tmp_path, made, ahead=True)
+    controller.prepare_found(lambda: [tmp_path / "a.toml", tmp_path / "b.toml"])
+    controller._wait_for_preparation()
+    # Both made, in order, off the main thread; their errors stay for `finish` to report.
+    assert [name for name, _ in made] == ["a.toml", "b.toml"]
+    assert all(thread.startswith("doceval-prepare") for _, thread in made)
+
+
+def test_a_plain_run_prepares_nothing_ahead(tmp_path: Path) -> None:
+    made: list[tuple[str, str]] = []
+    controller = _controller(tmp_path, made, ahead=False)
+    controller.prepare_found(lambda: [tmp_path / "a.toml"])
+    controller._wait_for_preparation()
+    assert made == []
+
+
+LOGGING_CONFTEST = """
+import json
+from pathlib import Path
+
+from pytest_doceval.run.controller import Controller
+
+LOG = Path(__file__).parent / "controller.log"
+found, add_row = Controller.prepare_found, Controller.add_row
+
+
+def logged_found(self, find):
+    with LOG.open("a") as log:
+        log.write(json.dumps(["found", [Path(f).name for f in find()]]) + "\\n")
+    return found(self, find)
+
+
+def logged_row(self, suite_file, row):
+    with LOG.open("a") as log:
+        log.write(json.dumps(["row", Path(suite_file).parent.name]) + "\\n")
+    return add_row(self, suite_file, row)
+
+
+Controller.prepare_found, Controller.add_row = logged_found, logged_row
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
+def test_the_controller_is_told_of_the_suites_before_any_row(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    import json
+
+    write_one_case_suite(pytester.path)
+    pytester.makeconftest(LOGGING_CONFTEST)
+    result = pytester.runpytest_subprocess("--doceval", "-p", "no:cacheprovider", *workers)
+    result.assert_outcomes(passed=1)
+    log = [json.loads(line) for line in (pytester.path / "controller.log").read_text().split("\n")
+           if line]  # fmt: skip
+    # Told at the session's start of the suite file the arguments name; then the one row.
+    assert log == [["found", ["suite.toml"]], ["row", "docs"]]
