@@ -98,9 +98,13 @@ class SessionHooks:
             from pytest_doceval.run.catalog import suite_files
 
             invoked = Path(config.invocation_params.dir)
-            self.session.controller.prepare_found(
-                lambda: [file.resolve() for file in suite_files(config.args, invoked)]
-            )
+            norecurse = config.getini("norecursedirs")
+
+            def found() -> list[Path]:
+                files = suite_files(config.args, invoked, norecurse=norecurse)
+                return [file.resolve() for file in files]
+
+            self.session.controller.prepare_found(found)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self._worker:  # its rows travel on the reports; the controller keeps them

@@ -92,3 +92,28 @@ def test_the_controller_is_told_of_the_suites_before_any_row(
            if line]  # fmt: skip
     # Told at the session's start of the suite file the arguments name; then the one row.
     assert log == [["found", ["suite.toml"]], ["row", "docs"]]
+
+
+def test_the_suite_files_told_are_the_ones_collection_finds(pytester: pytest.Pytester) -> None:
+    """`suite_files` against pytest's own collection of the same arguments: a suite inside
+    another suite's folder (its case data), hidden folders and ``norecursedirs`` are not
+    walked; a suite file or a test id names its suite."""
+    from pytest_doceval.run.catalog import suite_files
+
+    pytester.makefile(".toml", pyproject="[tool.doceval]\nsuites = ['.']\n")
+    suite = '[suite]\nkind = "documents"\nsystems = ["saved"]\n'
+    for folder in ("a", "a/case1", "b/c", ".hidden/s", "node_modules/s", "build/s", "d/e/f"):
+        (pytester.path / folder).mkdir(parents=True, exist_ok=True)
+        (pytester.path / folder / "suite.toml").write_text(suite)
+    (pytester.path / "a" / "case1" / "truth.md").write_text("x")
+
+    def collected(*args: str) -> set[str]:
+        result = pytester.runpytest("--doceval", "--co", "-q", "-p", "no:cacheprovider", *args)
+        return {line.split("::")[0] for line in result.outlines if "suite.toml" in line}
+
+    def told(*args: str) -> set[str]:
+        files = suite_files(list(args), pytester.path, norecurse=["node_modules", "build"])
+        return {file.relative_to(pytester.path).as_posix() for file in files}
+
+    assert told(".") == collected(".") == {"a/suite.toml", "b/c/suite.toml", "d/e/f/suite.toml"}
+    assert told("b", "a/suite.toml::x[y]") == {"b/c/suite.toml", "a/suite.toml"}

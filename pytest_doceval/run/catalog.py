@@ -6,6 +6,8 @@ its error, so every test of it fails with the same clear message.
 
 from __future__ import annotations
 
+import fnmatch
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -80,7 +82,9 @@ class SuiteCatalog:
         builds its table header before collection, so they are read from the suite files)."""
         if self._columns is None:
             columns: dict[str, None] = {}
-            for file in suite_files(self.config.args, Path(self.config.invocation_params.dir)):
+            invoked = Path(self.config.invocation_params.dir)
+            norecurse = self.config.getini("norecursedirs")
+            for file in suite_files(self.config.args, invoked, norecurse=norecurse):
                 try:
                     metrics = kind_class(load_suite_spec(file).kind).metrics
                 except DocevalError:
@@ -92,8 +96,12 @@ class SuiteCatalog:
         return self._columns
 
 
-def suite_files(args: Sequence[str], invoked_in: Path) -> list[Path]:
-    """The suite files named by pytest's arguments (a suite.toml, or the ones under a folder)."""
+def suite_files(
+    args: Sequence[str], invoked_in: Path, *, norecurse: Sequence[str] = ()
+) -> list[Path]:
+    """The suite files named by pytest's arguments (a suite.toml, or the ones under a folder),
+    as collection finds them: not below another suite's folder (its folders are data), nor in
+    hidden folders or ones matching `norecurse` (pytest's ``norecursedirs``)."""
     files: list[Path] = []
     for arg in args:
         path = Path(arg.split("::")[0])
@@ -101,5 +109,20 @@ def suite_files(args: Sequence[str], invoked_in: Path) -> list[Path]:
         if path.name == "suite.toml":
             files.append(path)
         elif path.is_dir():
-            files.extend(sorted(path.rglob("suite.toml")))
+            files.extend(_suite_files_under(path, norecurse))
     return files
+
+
+def _suite_files_under(folder: Path, norecurse: Sequence[str]) -> list[Path]:
+    found: list[Path] = []
+    for top, dirs, names in os.walk(folder):
+        if "suite.toml" in names:
+            found.append(Path(top) / "suite.toml")
+            dirs[:] = []  # a suite's folders are its cases: thousands, and never suites
+            continue
+        dirs[:] = [
+            d
+            for d in dirs
+            if not d.startswith(".") and not any(fnmatch.fnmatch(d, p) for p in norecurse)
+        ]
+    return sorted(found)
