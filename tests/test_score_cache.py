@@ -253,8 +253,9 @@ def test_suite_files_walk_only_the_folders_of_the_cases_asked_for(
 
 
 def _reference_files(folder: Path, prefix: str = "") -> list[tuple[str, Path, str]]:
-    """The rule of `_files`, written the plain way: `os.walk` following links, every folder's
-    and every file's real path resolved in full, each real folder walked once."""
+    """The rule of `_files`, written the plain way: `os.walk` following links, folders in
+    order of name, every folder's and every file's real path resolved in full, each real
+    folder walked once (under the first path that reaches it)."""
     found, seen = [], set()
     for top, dirs, names in os.walk(folder, followlinks=True):
         real = os.path.realpath(top)
@@ -262,7 +263,7 @@ def _reference_files(folder: Path, prefix: str = "") -> list[tuple[str, Path, st
             dirs[:] = []
             continue
         seen.add(real)
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
         for name in names:
             if not name.startswith("."):
                 path = Path(top) / name
@@ -289,6 +290,10 @@ def test_a_case_folders_files_are_those_of_a_full_walk(tmp_path: Path) -> None:
     (case / "scan.pdf").symlink_to(elsewhere / "scan.pdf")
     (case / "gone.pdf").symlink_to(tmp_path / "nowhere.pdf")
     (case / "outputs" / "up").symlink_to(case, target_is_directory=True)
+    # One folder by two paths: listed under the first by name, in every run.
+    (case / "zreal").mkdir()
+    (case / "zreal" / "page.md").write_text("z")
+    (case / "alias").symlink_to(case / "zreal", target_is_directory=True)
     linked_case = tmp_path / "suite" / "linked"
     linked_case.symlink_to(case, target_is_directory=True)
 
@@ -299,8 +304,8 @@ def test_a_case_folders_files_are_those_of_a_full_walk(tmp_path: Path) -> None:
         assert score_cache._files(folder, "c/", real=real) == expected
     names = [relative for relative, _, _ in score_cache._files(case)]
     assert names == [
-        "gone.pdf", "outputs/a.md", "scan.pdf", "shared/deep/page.md", "shared/scan.pdf",
-        "truth.md",
+        "alias/page.md", "gone.pdf", "outputs/a.md", "scan.pdf", "shared/deep/page.md",
+        "shared/scan.pdf", "truth.md",
     ]  # fmt: skip
     # A suite whose case folder is a link keys the case by the files behind it.
     (tmp_path / "suite" / "suite.toml").write_text("[suite]")

@@ -211,7 +211,9 @@ def _files(
         seen.add(real_path)
         try:
             with os.scandir(path) as listing:
-                entries = list(listing)
+                # By name: a folder reached by two paths (a link to it, and itself) is listed
+                # under the first, the same one in every run.
+                entries = sorted(listing, key=lambda entry: entry.name)
         except OSError:
             return
         for entry in entries:
