@@ -94,7 +94,7 @@ class SessionHooks:
         # An xdist controller collects nothing: the suites its workers will run are the ones
         # the arguments name, made (and the report's imports loaded) while the workers start.
         config = session.config
-        if not _is_worker(config):
+        if not self._worker:
             from pytest_doceval.run.catalog import suite_files
 
             invoked = Path(config.invocation_params.dir)

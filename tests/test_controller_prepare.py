@@ -107,12 +107,14 @@ def test_the_suite_files_told_are_the_ones_collection_finds(pytester: pytest.Pyt
         (pytester.path / folder / "suite.toml").write_text(suite)
     (pytester.path / "a" / "case1" / "truth.md").write_text("x")
 
+    norecurse = pytester.parseconfig().getini("norecursedirs")  # pytest's own defaults
+
     def collected(*args: str) -> set[str]:
         result = pytester.runpytest("--doceval", "--co", "-q", "-p", "no:cacheprovider", *args)
         return {line.split("::")[0] for line in result.outlines if "suite.toml" in line}
 
     def told(*args: str) -> set[str]:
-        files = suite_files(list(args), pytester.path, norecurse=["node_modules", "build"])
+        files = suite_files(list(args), pytester.path, norecurse=norecurse)
         return {file.relative_to(pytester.path).as_posix() for file in files}
 
     assert told(".") == collected(".") == {"a/suite.toml", "b/c/suite.toml", "d/e/f/suite.toml"}

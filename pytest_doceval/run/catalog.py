@@ -101,7 +101,7 @@ def suite_files(
 ) -> list[Path]:
     """The suite files named by pytest's arguments (a suite.toml, or the ones under a folder),
     as collection finds them: not below another suite's folder (its folders are data), nor in
-    hidden folders or ones matching `norecurse` (pytest's ``norecursedirs``)."""
+    folders matching `norecurse` (pytest's ``norecursedirs``, hidden ones by default)."""
     files: list[Path] = []
     for arg in args:
         path = Path(arg.split("::")[0])
@@ -120,9 +120,5 @@ def _suite_files_under(folder: Path, norecurse: Sequence[str]) -> list[Path]:
             found.append(Path(top) / "suite.toml")
             dirs[:] = []  # a suite's folders are its cases: thousands, and never suites
             continue
-        dirs[:] = [
-            d
-            for d in dirs
-            if not d.startswith(".") and not any(fnmatch.fnmatch(d, p) for p in norecurse)
-        ]
+        dirs[:] = [d for d in dirs if not any(fnmatch.fnmatch(d, p) for p in norecurse)]
     return sorted(found)

@@ -50,7 +50,6 @@ class Controller:
         # not after the last test: a warm run of the shipped suites spent a second there.
         self._ahead = ThreadPoolExecutor(1, "doceval-prepare") if prepare_ahead else None
         self._imports_prepared = False
-        self._prepared: set[Path] = set()
 
     def add_row(self, suite_file: Path, row: Row) -> None:
         # Kept as it came, not copied (the test's report holds the same dict): a copy of each
@@ -63,9 +62,8 @@ class Controller:
 
     def prepare(self, suite_file: Path) -> None:
         """Have the suite of `suite_file` made, and what its report imports imported, ahead
-        of `finish` (an xdist controller only; once a file)."""
-        if self._ahead is not None and suite_file not in self._prepared:
-            self._prepared.add(suite_file)
+        of `finish` (an xdist controller only; `add_row` asks once a file)."""
+        if self._ahead is not None:
             self._ahead.submit(self._prepare, suite_file)
 
     def prepare_found(self, find: Callable[[], Iterable[Path]]) -> None:
