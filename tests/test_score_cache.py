@@ -20,6 +20,7 @@ from pytest_doceval.run import score_cache
 from pytest_doceval.run.score_cache import RESULT, SuiteFiles, scoring_code_files
 from pytest_doceval.store import Store
 from tests.conftest import read_report
+from tests.stored_results import rewrite_result, stored_results
 
 # A kind that scores a case's output against its truth (both files of the case's folder) and
 # appends each evaluation to calls.log in the project root (outside the suite: not an input).
@@ -161,12 +162,11 @@ def test_cache_off_scores_every_time_and_a_corrupt_entry_is_scored_again(
     assert _run(pytester, "--doceval-cache=off") == ALL
     assert _run(pytester) == ALL
     cold = _comparable(read_report(pytester.path / "doceval-report.json"))
-    entries = sorted((pytester.path / ".doceval-cache").rglob("*.result.json"))
-    assert len(entries) == 4
-    entries[0].write_text(entries[0].read_text()[:-20])  # truncated
-    entry = json.loads(entries[1].read_text())
-    entry["value"] = entry["value"].replace("overlap", "overlaq")  # hand-edited
-    entries[1].write_text(json.dumps(entry))
+    cache = pytester.path / ".doceval-cache"
+    stored = sorted(stored_results(cache).items())
+    assert len(stored) == 4
+    rewrite_result(cache, stored[0][0], stored[0][1][:-20])  # truncated
+    rewrite_result(cache, stored[1][0], stored[1][1].replace("overlap", "overlaq"))  # edited
     assert len(_run(pytester)) == 2
     assert _comparable(read_report(pytester.path / "doceval-report.json")) == cold
     assert _run(pytester, "--doceval-cache=write") == ALL  # write: recompute and store

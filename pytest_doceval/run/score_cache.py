@@ -64,6 +64,7 @@ class ResultCodec(Codec[CaseResult]):
     report made from the fresh one. NaN and infinite metrics survive (JSON's extension)."""
 
     name = "result"
+    in_table = True  # one a test: a file each cost more than the rest of the test's overhead
 
     def encode(self, value: CaseResult) -> str:
         data = {name: plain(getattr(value, name)) for name in _FIELDS}
@@ -389,12 +390,10 @@ class ScoreCache:
         )
 
     def has(self, key: str | None) -> bool:
-        """Whether a result is stored under `key`, as far as its file says (`get` then reads
-        and checks it: a corrupt one is scored, its scoring stages handed to the engine
-        then)."""
-        if key is None or not self.store.reads or self.store.directory is None:
-            return False
-        return self.store.entry_path(key, RESULT).is_file()
+        """Whether a result is stored under `key`, as far as the store says without checking
+        it (`get` then reads and checks it: a corrupt one is scored, its scoring stages handed
+        to the engine then)."""
+        return key is not None and self.store.has(key, RESULT)
 
     def get(self, key: str | None) -> CaseResult | None:
         return None if key is None else self.store.get(key, RESULT)

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
 
 from pytest_doceval.atomic import write_text_atomic
+from pytest_doceval.store.table import EntryTable, Row
 
 try:  # POSIX; elsewhere claims are still exclusive, only breaking a stale one is unguarded
     import fcntl
@@ -67,9 +68,12 @@ def checksum(encoded: str) -> str:
 
 class Codec(Generic[T]):
     """How one kind of value becomes the text of an entry and back; `decode` raises
-    ValueError (or TypeError) on text it did not write."""
+    ValueError (or TypeError) on text it did not write. A codec `in_table` keeps its entries
+    as rows of the store's table (`store.table`), not a file each: for small values written
+    by the thousand."""
 
     name: str
+    in_table = False
 
     def encode(self, value: T) -> str:
         raise NotImplementedError
@@ -188,6 +192,9 @@ class Store:
         self.run_id = run_id or uuid.uuid4().hex
         self.heartbeat = heartbeat
         self.stale_after = stale_after
+        self._table = (
+            None if self.directory is None else EntryTable(self.directory, writes=self.writes)
+        )
 
     @property
     def reads(self) -> bool:
@@ -218,13 +225,8 @@ class Store:
 
     def get_with_meta(self, key: str, codec: Codec[T]) -> tuple[T, dict[str, Any]] | None:
         """`get`, with the entry's ``meta`` (what its writer kept beside the value)."""
-        if self.directory is None:
-            return None
-        try:
-            entry = json.loads(self.entry_path(key, codec).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(entry, dict) or entry.get("schema") != STORE_SCHEMA:
+        entry = self._entry(key, codec)
+        if entry is None:
             return None
         encoded = entry.get("value")
         if entry.get("key") != key or entry.get("codec") != codec.name:
@@ -242,6 +244,39 @@ class Store:
         meta = entry.get("meta")
         return value, dict(meta) if isinstance(meta, dict) else {}
 
+    def has(self, key: str, codec: Codec[Any]) -> bool:
+        """Whether an entry is stored under `key` that this mode may read, as far as a look
+        without checking it says (`get` checks it: a corrupt one is a miss then)."""
+        if self.directory is None or not (self.reads or self.writes):
+            return False
+        if self._table is not None and codec.in_table:
+            row = self._table.get(key)
+            return row is not None and (self.reads or row.run == self.run_id)
+        return self.reads and self.entry_path(key, codec).is_file()
+
+    def _entry(self, key: str, codec: Codec[Any]) -> dict[str, Any] | None:
+        if self.directory is None:
+            return None
+        if self._table is not None and codec.in_table:
+            row = self._table.get(key)
+            if row is None:
+                return None
+            return {
+                "codec": row.codec,
+                "key": row.key,
+                "run": row.run,
+                "meta": row.meta,
+                "sha256": row.sha256,
+                "value": row.value,
+            }
+        try:
+            entry = json.loads(self.entry_path(key, codec).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(entry, dict) or entry.get("schema") != STORE_SCHEMA:
+            return None
+        return entry
+
     def put(
         self, key: str, value: T, codec: Codec[T], meta: Mapping[str, Any] | None = None
     ) -> None:
@@ -250,6 +285,19 @@ class Store:
         if self.directory is None or not self.writes:
             return
         encoded = codec.encode(value)
+        if self._table is not None and codec.in_table:
+            self._table.put(
+                Row(
+                    key=key,
+                    codec=codec.name,
+                    run=self.run_id,
+                    created=time.time(),
+                    meta=dict(meta or {}),
+                    sha256=checksum(encoded),
+                    value=encoded,
+                )
+            )
+            return
         entry = {
             "schema": STORE_SCHEMA,
             "codec": codec.name,
@@ -262,6 +310,12 @@ class Store:
         }
         text = json.dumps(entry, ensure_ascii=False, default=str)
         write_text_atomic(self.entry_path(key, codec), text)
+
+    def close(self) -> None:
+        """Write what is still kept in memory (the table's last batch); the store stays
+        usable (it reopens its table when asked again)."""
+        if self._table is not None:
+            self._table.close()
 
     # -- claims ----------------------------------------------------------------------------
 
