@@ -151,11 +151,11 @@ def plain(value: Any) -> Any:
     if kind is float:
         return value if math.isfinite(value) else None
     if kind is dict:
-        return {k if type(k) is str else str(k): plain(v) for k, v in value.items()}
+        return {k if type(k) is str else plain_key(k): plain(v) for k, v in value.items()}
     if kind is list:
         return [plain(v) for v in value]
     if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {plain_key(k): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     if isinstance(value, float) or hasattr(value, "item"):
@@ -165,4 +165,25 @@ def plain(value: Any) -> Any:
         return number if type(number) in (bool, int, float) else plain(number)
     if value is None or type(value) in (bool, int, str):
         return value
+    return str(value)
+
+
+def plain_key(key: Any) -> str:
+    """A mapping's key as text, spelled as `json` spells the keys it accepts (``true``,
+    ``null``, ``Infinity``): a result stored as JSON reads back with the keys `plain` makes."""
+    if key is True or key is False or key is None:
+        return {True: "true", False: "false", None: "null"}[key]
+    if type(key) is float and not math.isfinite(key):
+        return "NaN" if math.isnan(key) else ("Infinity" if key > 0 else "-Infinity")
+    return str(key)
+
+
+def json_default(value: Any) -> Any:
+    """For ``json.dumps(default=...)``: what `plain` makes of a value json cannot write itself
+    (a numpy scalar unwrapped, another mapping as a dict, anything else as its text). json
+    writes NaN where `plain` writes None; a row made from the decoded value is `plain`'s."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if hasattr(value, "item"):
+        return value.item()
     return str(value)

@@ -106,9 +106,8 @@ class DocevalSession:
             models=self.models,
             suite=self.catalog.suite,
         )
-        # (suite folder, case key, stage keys) -> the score key planning made, until its test
-        # takes it (the folder, not the name: two suites of one name may hold the same case)
-        self._planned_keys: dict[str, str | None] = {}  # node id -> its planning's score key
+        # node id -> its planning's score key, and whether a result was stored under it
+        self._planned_keys: dict[str, tuple[str | None, bool]] = {}
         self.stages.result_stored = self._result_stored
 
     # -- suites and baselines -----------------------------------------------------------------
@@ -144,8 +143,8 @@ class DocevalSession:
         previous = baseline.cache_key(ref.key) if baseline is not None else None
         metrics = baseline.metrics(ref.key) if baseline is not None else None
         plan = self.stages.take_plan(suite, ref, nodeid)
-        key = self._score_key(suite, ref, nodeid)
-        result = self.scores.get(key)
+        key, stored = self._score_key(suite, ref, nodeid)
+        result = self.scores.get(key) if stored else None
         if result is None:
             results = self.stages.results(plan, f"{suite.name}/{ref.key}")
             ctx = RunContext(self.cache, previous_cache_key=previous, baseline=metrics)
@@ -158,12 +157,15 @@ class DocevalSession:
             result.metrics.update(cost.metrics())
         return result
 
-    def _score_key(self, suite: Suite, ref: CaseRef, nodeid: str) -> str | None:
-        """The key of the test's stored result; the one its planning made (`_result_stored`)
-        is taken, not made again: a key hashes the result's inputs and the baseline's entry."""
-        if nodeid in self._planned_keys:
-            return self._planned_keys.pop(nodeid)
-        return self._make_score_key(suite, ref, self.stages.output_keys(nodeid))
+    def _score_key(self, suite: Suite, ref: CaseRef, nodeid: str) -> tuple[str | None, bool]:
+        """The key of the test's stored result, and whether one may be stored under it. The
+        key its planning made (`_result_stored`) is taken, not made again (a key hashes the
+        result's inputs and the baseline's entry), and so is planning's look in the store:
+        a result it did not find is not looked for again (a miss cost a read a test)."""
+        planned = self._planned_keys.pop(nodeid, None)
+        if planned is not None:
+            return planned
+        return self._make_score_key(suite, ref, self.stages.output_keys(nodeid)), True
 
     def _make_score_key(
         self, suite: Suite, ref: CaseRef, stage_keys: list[str] | None
@@ -180,8 +182,10 @@ class DocevalSession:
     def _result_stored(
         self, nodeid: str, suite: Suite, ref: CaseRef, stage_keys: list[str]
     ) -> bool:
-        key = self._planned_keys[nodeid] = self._make_score_key(suite, ref, stage_keys)
-        return self.scores.has(key)  # the key is kept for the test's `_score_key`, which takes it
+        key = self._make_score_key(suite, ref, stage_keys)
+        stored = self.scores.has(key)
+        self._planned_keys[nodeid] = (key, stored)  # for the test's `_score_key`, which takes it
+        return stored
 
     def gate_failures_for(self, suite: Suite, ref: CaseRef, result: CaseResult) -> list[str]:
         return case_gate_failures(suite, ref, result, self.baselines, updating=self.options.update)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+import json
+
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_doceval.kinds import CaseRef, case_row
 from pytest_doceval.results import CaseResult
-from pytest_doceval.rows import merge_labels
+from pytest_doceval.rows import merge_labels, plain
 
 labels = st.dictionaries(st.sampled_from("abcde"), st.text(max_size=3), max_size=5)
 
@@ -38,3 +40,11 @@ def test_merge_keeps_every_key_ref_first_and_ref_values(
     expected_keys = list(ref) + [k for k in found if k not in ref]
     assert list(merged) == expected_keys
     assert all(merged[k] == (ref[k] if k in ref else found[k]) for k in merged)
+
+
+@settings(deadline=None, max_examples=100)
+@given(st.one_of(st.text(), st.integers(), st.floats(), st.booleans(), st.none()))
+def test_plain_spells_a_key_as_json_does(key: object) -> None:
+    """A stored result is written by json and read back: its keys must be the ones `plain`
+    gives the fresh result."""
+    assert list(plain({key: 1})) == list(json.loads(json.dumps({key: 1})))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import random
 import subprocess
 import sys
 import time
@@ -30,6 +32,7 @@ from pytest_doceval.store import (
     Store,
     cache_key,
     checksum,
+    file_digest,
     store_output,
     stored_output,
 )
@@ -330,3 +333,13 @@ def test_output_keys_keep_their_spelling() -> None:
     (the value was computed by the code before the store existed)."""
     key = cache_key({"system": "pymupdf", "version": "3", "dpi": 300}, "ab" * 32)
     assert key == "517f4677450bb903624462caf5d25e3bb30858fc3eb048dda5e60639dab76988"
+
+
+@pytest.mark.parametrize("size", [0, 1, 4096, (1 << 20) - 1, 1 << 20, 3 * (1 << 20) + 17])
+def test_a_file_digest_is_the_sha256_of_its_bytes(tmp_path: Path, size: int) -> None:
+    data = random.Random(size).randbytes(size)
+    (tmp_path / "input.pdf").write_bytes(data)
+    assert file_digest(tmp_path / "input.pdf") == hashlib.sha256(data).hexdigest()
+    assert file_digest(str(tmp_path / "input.pdf")) == hashlib.sha256(data).hexdigest()
+    with pytest.raises(FileNotFoundError):
+        file_digest(tmp_path / "missing.pdf")

@@ -12,6 +12,8 @@ A CPU stage that cannot cross to a worker process (`CpuStage.portable` false: a 
 conftest.py) is *deferred* under the ``processes`` and Dask executors: it runs in the pytest
 process when its first test asks for it, as it did before the engine -- so a parser that kills
 its process loses only the test running it, not whichever test was running when it ran ahead.
+A *free* stage (reading a saved output) is deferred too, under every executor: it is cheaper
+than handing it to a thread, and one that a later stage needs runs as that stage is planned.
 
 Failures: a stage that raises is failed, and so is every stage that needs it; the tests
 depending on them get a `StageFailed` naming the stage and the cause (a `SystemUnavailable`
@@ -104,6 +106,7 @@ class Engine:
                     continue
                 for need in stage.needs:
                     self._nodes[need].dependants.append(stage.key)
+                    self._run_if_free(self._nodes[need])
                 self._try_start(node)
         return keys
 
@@ -153,6 +156,12 @@ class Engine:
             raise StageFailed(f"{cause} (stage {node.stage.label})") from (origin or error)
         return node.output
 
+    def _run_if_free(self, node: Node) -> None:
+        """A free stage that another stage needs runs now, in the planning thread: the stage
+        needing it (a model's request built from a saved output) must not wait for a test."""
+        if node.state == "deferred" and isinstance(node.stage, CpuStage) and node.stage.free:
+            self._run_if_deferred(node)
+
     def _run_if_deferred(self, node: Node) -> None:
         """Run a deferred stage here, in the calling (test's) thread; a KeyboardInterrupt it
         raises stops the run. The deferred stages it needs run first."""
@@ -177,7 +186,7 @@ class Engine:
             raise
         with self._lock:
             self._cpu_seconds += cost.cpu_seconds
-            self._finish(node, output, cost)
+            self._finish(node, output, None if stage.free else cost)
 
     def cost(self, keys: Sequence[str]) -> StageCost | None:
         """What the stages of `keys` that make an output (not those that score it) cost
@@ -218,8 +227,13 @@ class Engine:
             node.state = "running"
             inputs = tuple(n.output for n in needs)
             if isinstance(node.stage, CpuStage):
-                if not node.stage.portable and self.slot.spec.kind != "threads":
-                    node.state = "deferred"  # run by the first test that needs it
+                # Run by the first test that needs it: a stage that cannot go to processes, and
+                # a free one (reading a saved output: on a thread of its own each read cost
+                # more than itself in hand-offs, and the threads slowed the tests beside them).
+                if node.stage.free or (
+                    not node.stage.portable and self.slot.spec.kind != "threads"
+                ):
+                    node.state = "deferred"
                     return
                 self._start_cpu(node, node.stage, inputs)
             else:

@@ -40,8 +40,9 @@ class CpuStage:
     # cost is the evaluation's, not the system's (`Engine.cost` leaves it out).
     scoring: bool = False
     # Work that costs the system nothing (reading an output it saved earlier, drawing a random
-    # answer): run on a thread, never queued behind parsing; no cost is reported for it, and
-    # progress lines do not count it.
+    # answer): run in the thread of the test that asks for it (at planning when another stage
+    # needs it), never queued behind parsing; no cost is reported for it, and progress lines
+    # do not count it.
     free: bool = False
     saved_file: Path | None = None  # the saved output it reads (`engine.plan.saved_output_stage`)
 

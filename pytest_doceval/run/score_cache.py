@@ -43,7 +43,7 @@ from typing import Any
 import pytest_doceval
 from pytest_doceval.kinds import CaseRef, Suite
 from pytest_doceval.results import CaseResult
-from pytest_doceval.rows import plain
+from pytest_doceval.rows import json_default, plain
 from pytest_doceval.store import Codec, Store, file_digest
 
 # Bumped when the key's recipe changes, so entries keyed the old way are never read.
@@ -59,17 +59,25 @@ def _digest(payload: Any) -> str:
 
 
 class ResultCodec(Codec[CaseResult]):
-    """A `CaseResult` as JSON, field by field as its row will carry it (`CaseResult.fill_row`
-    makes the same builtin types), key order kept: a report made from a stored result is the
-    report made from the fresh one. NaN and infinite metrics survive (JSON's extension)."""
+    """A `CaseResult` as JSON, key order kept, such that the decoded result fills the row the
+    fresh one fills (`CaseResult.fill_row` makes both plain): a report made from a stored result
+    is the report made from the fresh one. NaN and infinite metrics survive (JSON's
+    extension); numpy scalars and keys are written as `pytest_doceval.rows.plain` makes them."""
 
     name = "result"
     in_table = True  # one a test: a file each cost more than the rest of the test's overhead
 
     def encode(self, value: CaseResult) -> str:
-        data = {name: plain(getattr(value, name)) for name in _FIELDS}
+        data = {name: getattr(value, name) for name in _FIELDS}
         data["metrics"] = {str(k): float(v) for k, v in value.metrics.items()}
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        try:
+            # json's C encoder on the result as it is (`plain` walked it in Python first: a
+            # third of storing a result); what it cannot write, `json_default` makes plain.
+            return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=json_default)
+        except (TypeError, ValueError):  # e.g. a numpy-typed key, an array: plain first
+            plain_data = {name: plain(field) for name, field in data.items()}
+            plain_data["metrics"] = data["metrics"]
+            return json.dumps(plain_data, ensure_ascii=False, separators=(",", ":"))
 
     def decode(self, text: str) -> CaseResult:
         data = json.loads(text)
@@ -115,15 +123,16 @@ class SuiteFiles:
             for name, path, _, link in top
             if name in self._case_dirs
         }
-        self._own: dict[str, list[tuple[str, Path]]] = {}  # filled as cases ask
+        # Paths as text: a `Path` made for every file of every case was a tenth of a key.
+        self._own: dict[str, list[tuple[str, str]]] = {}  # filled as cases ask
         # Files or folders the suite names outside its folder (an annotations file elsewhere)
         # are inputs of every case.
         shared = [
             (f"{path}/{relative}", file)
             for path in outside
-            for relative, file, _ in (_files(path) if path.is_dir() else [("", path, "")])
+            for relative, file, _ in (_files(path) if path.is_dir() else [("", str(path), "")])
         ]
-        inside: list[tuple[str, Path, str]] = []
+        inside: list[tuple[str, str, str]] = []
         for name, path, is_dir, _ in top:
             if name in self._case_dirs:
                 continue
@@ -131,7 +140,7 @@ class SuiteFiles:
         self._shared = shared + self._kept(sorted(inside))
         # suite.toml's bytes, read once per run, not once per test and again at its scoring.
         self.suite_toml = file_digest(suite_file or folder / "suite.toml")
-        self._hashed: dict[Path, str] = {}
+        self._hashed: dict[str, str] = {}
         self._shared_digest: str | None = None
         self._all_digest: str | None = None
 
@@ -147,24 +156,24 @@ class SuiteFiles:
             self._shared_digest = _digest(self._hashed_entries(self._shared))
         return _digest([self._shared_digest, self._hashed_entries(self._of(case))])
 
-    def _of(self, case: str) -> list[tuple[str, Path]]:
+    def _of(self, case: str) -> list[tuple[str, str]]:
         found = self._own.get(case)
         if found is None:
-            files = _files(self.folder / case, f"{case}/", real=self._case_reals[case])
+            files = _files(os.path.join(self.folder, case), f"{case}/", real=self._case_reals[case])
             found = self._own[case] = self._kept(files)
         return found
 
-    def _kept(self, files: list[tuple[str, Path, str]]) -> list[tuple[str, Path]]:
+    def _kept(self, files: list[tuple[str, str, str]]) -> list[tuple[str, str]]:
         return [
             (relative, path)
             for relative, path, real in files
             if not (self._skipped and _within(real, self._skipped))
         ]
 
-    def _hashed_entries(self, entries: list[tuple[str, Path]]) -> list[tuple[str, str]]:
+    def _hashed_entries(self, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
         return [(relative, self._file_digest(path)) for relative, path in entries]
 
-    def _file_digest(self, path: Path) -> str:
+    def _file_digest(self, path: str) -> str:
         found = self._hashed.get(path)
         if found is None:
             found = self._hashed[path] = file_digest(path)
@@ -176,7 +185,7 @@ def _within(path: str, folders: Sequence[str]) -> bool:
     return any(path == f or path.startswith(os.path.join(f, "")) for f in folders)
 
 
-def _listing(folder: Path) -> list[tuple[str, Path, bool, bool]]:
+def _listing(folder: Path) -> list[tuple[str, str, bool, bool]]:
     """`folder`'s entries that can be inputs (not hidden, not ``__pycache__``), with whether
     each is a folder (a link to one counts) and whether it is a link, sorted by name."""
     found = []
@@ -184,17 +193,17 @@ def _listing(folder: Path) -> list[tuple[str, Path, bool, bool]]:
         for entry in entries:
             if entry.name.startswith(".") or entry.name == "__pycache__":
                 continue
-            found.append((entry.name, Path(entry.path), entry.is_dir(), entry.is_symlink()))
+            found.append((entry.name, entry.path, entry.is_dir(), entry.is_symlink()))
     return sorted(found)
 
 
-def _real(path: Path) -> str:
+def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
 def _files(
-    folder: Path, prefix: str = "", *, real: str | None = None
-) -> list[tuple[str, Path, str]]:
+    folder: str | Path, prefix: str = "", *, real: str | None = None
+) -> list[tuple[str, str, str]]:
     """Every file under `folder` (symlinks followed, each folder once) with its path relative
     to it (after `prefix`) and its real path, sorted; hidden files and folders and
     ``__pycache__`` are not inputs. `real` is the folder's real path when the caller knows it.
@@ -203,7 +212,7 @@ def _files(
     only for the folder and for links: the one below a real folder is that folder's path and
     its name (resolving each path walked every folder above it again, a fifth of a
     millisecond a case)."""
-    found: list[tuple[str, Path, str]] = []
+    found: list[tuple[str, str, str]] = []
     seen: set[str] = set()
 
     def walk(path: str, real_path: str, relative: str) -> None:
@@ -230,7 +239,7 @@ def _files(
                 if name != "__pycache__":
                     walk(entry.path, real_entry, f"{relative}{name}/")
             else:
-                found.append((f"{prefix}{relative}{name}", Path(entry.path), real_entry))
+                found.append((f"{prefix}{relative}{name}", entry.path, real_entry))
 
     walk(str(folder), real if real is not None else os.path.realpath(folder), "")
     return sorted(found)

@@ -220,11 +220,25 @@ class Store:
     def get(self, key: str, codec: Codec[T]) -> T | None:
         """The value stored under `key`, or None if absent, not readable in this mode, corrupt
         or not matching its checksum."""
-        found = self.get_with_meta(key, codec)
+        found = self._checked(key, codec)
         return None if found is None else found[0]
 
     def get_with_meta(self, key: str, codec: Codec[T]) -> tuple[T, dict[str, Any]] | None:
         """`get`, with the entry's ``meta`` (what its writer kept beside the value)."""
+        found = self._checked(key, codec)
+        if found is None:
+            return None
+        value, meta = found
+        if isinstance(meta, str):  # a row's meta, kept as JSON text
+            try:
+                meta = json.loads(meta)
+            except ValueError:
+                meta = None
+        return value, dict(meta) if isinstance(meta, dict) else {}
+
+    def _checked(self, key: str, codec: Codec[T]) -> tuple[T, Any] | None:
+        """The decoded value under `key` and its meta as stored, if the entry passes the
+        store's checks."""
         entry = self._entry(key, codec)
         if entry is None:
             return None
@@ -238,11 +252,9 @@ class Store:
         if not self.reads and entry.get("run") != self.run_id:
             return None  # mode write: an older entry is what is being refreshed
         try:
-            value = codec.decode(encoded)
+            return codec.decode(encoded), entry.get("meta")
         except (ValueError, TypeError):
             return None
-        meta = entry.get("meta")
-        return value, dict(meta) if isinstance(meta, dict) else {}
 
     def has(self, key: str, codec: Codec[Any]) -> bool:
         """Whether an entry is stored under `key` that this mode may read, as far as a look
@@ -250,8 +262,8 @@ class Store:
         if self.directory is None or not (self.reads or self.writes):
             return False
         if self._table is not None and codec.in_table:
-            row = self._table.get(key)
-            return row is not None and (self.reads or row.run == self.run_id)
+            run = self._table.run_of(key)
+            return run is not None and (self.reads or run == self.run_id)
         return self.reads and self.entry_path(key, codec).is_file()
 
     def _entry(self, key: str, codec: Codec[Any]) -> dict[str, Any] | None:
@@ -292,7 +304,7 @@ class Store:
                     codec=codec.name,
                     run=self.run_id,
                     created=time.time(),
-                    meta=dict(meta or {}),
+                    meta=json.dumps(dict(meta or {}), ensure_ascii=False, default=str),
                     sha256=checksum(encoded),
                     value=encoded,
                 )
