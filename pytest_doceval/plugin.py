@@ -312,11 +312,16 @@ def pytest_runtest_makereport(
     return report
 
 
-# xdist carries a test's report to the controller through execnet's serialiser, which walks a
-# row (metrics, counts, views...) object by object in Python: most of what a warm `-n 2` run's
-# workers and controller spent per test. A row goes as one JSON text instead (json's C code
-# on both sides; the report writes rows as JSON, so nothing a row holds is lost on the way).
-_ROW_AS_JSON = "doceval_row_json"
+# xdist carries a test's report to the controller through execnet's serialiser, which walks it
+# object by object in Python (a row's metrics, counts and views; keywords, properties,
+# sections): most of what a warm `-n 2` run's workers and controller spent per test beyond the
+# test itself. An xdist worker sends a test's report as one JSON text instead (json's C code on
+# both sides); pytest's own report serialisation (`_report_to_json`) makes it of builtin
+# types, as the row is by contract. Only on the wire from a worker: a plain run's reports
+# (pytest-reportlog writes them) keep pytest's form.
+_REPORT_AS_JSON = "doceval_report_json"
+_TUPLES = ("location",)  # JSON has no tuples; pytest's report fields that are tuples
+_TUPLE_LISTS = ("sections", "user_properties")  # lists of tuples
 
 
 @pytest.hookimpl(wrapper=True)
@@ -324,27 +329,36 @@ def pytest_report_to_serializable(
     config: pytest.Config, report: Any
 ) -> Generator[None, dict[str, Any] | None, dict[str, Any] | None]:
     data = yield
-    row = data.get("doceval_row") if data is not None else None
-    if data is not None and row is not None:
-        import json
+    if data is None or data.get("$report_type") != "TestReport":
+        return data
+    if not hasattr(config, "workerinput") or _session(config) is None:
+        return data
+    import json
 
-        try:
-            data[_ROW_AS_JSON] = json.dumps(row, ensure_ascii=False)
-        except (TypeError, ValueError):  # not JSON (a user kind's row): sent as it is
-            return data
-        del data["doceval_row"]
-    return data
+    fields = {k: v for k, v in data.items() if k != "$report_type"}
+    try:
+        text = json.dumps(fields, ensure_ascii=False)
+    except (TypeError, ValueError):  # a plugin's attribute json cannot write: sent as it is
+        return data
+    return {"$report_type": data["$report_type"], _REPORT_AS_JSON: text}
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_report_from_serializable(
     config: pytest.Config, data: dict[str, Any]
 ) -> Generator[None, Any, Any]:
-    text = data.pop(_ROW_AS_JSON, None)
+    text = data.pop(_REPORT_AS_JSON, None)
     if text is not None:
         import json
 
-        data["doceval_row"] = json.loads(text)
+        fields = json.loads(text)
+        for name in _TUPLES:
+            if isinstance(fields.get(name), list):
+                fields[name] = tuple(fields[name])
+        for name in _TUPLE_LISTS:
+            if isinstance(fields.get(name), list):
+                fields[name] = [tuple(v) if isinstance(v, list) else v for v in fields[name]]
+        data.update(fields)
     return (yield)
 
 

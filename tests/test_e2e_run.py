@@ -177,6 +177,45 @@ def test_xdist_gives_the_same_report(
         assert a[key] == b[key], key
 
 
+def test_an_xdist_worker_sends_reports_that_read_as_the_plain_runs(
+    pytester: pytest.Pytester, demo_suite: Callable[..., Path]
+) -> None:
+    """A worker sends each test's report as one JSON text (plugin.py): what the controller
+    rebuilds from it -- outcome, failure text, metrics as properties, captured sections --
+    is what a plain run reports, as junitxml writes it."""
+    suite = demo_suite()
+    pytester.runpytest("--doceval", "--doceval-update").assert_outcomes(passed=6)
+    worse = suite / "case1" / "outputs" / "worse.md"
+    worse.write_text(worse.read_text().replace("pumps", "pmps"))  # one regression
+    for name, workers in (("plain", []), ("xdist", ["-n", "2"])):
+        result = pytester.runpytest_subprocess(
+            "--doceval", f"--junitxml={name}.xml", "-o", "junit_logging=all", *workers
+        )
+        result.assert_outcomes(passed=5, failed=1)
+    plain, xdist = (_junit_cases(pytester.path / f"{name}.xml") for name in ("plain", "xdist"))
+    assert xdist == plain
+    assert sum("failure" in case for case in plain.values()) == 1
+
+
+def _junit_cases(path: Path) -> dict[str, dict[str, object]]:
+    """Each test case of a junit XML file: its properties, failure message and text, and
+    captured output, without times (and the hostname) that differ between runs."""
+    import xml.etree.ElementTree as ET
+
+    cases: dict[str, dict[str, object]] = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        found: dict[str, object] = {
+            "properties": [(p.get("name"), p.get("value")) for p in case.iter("property")],
+        }
+        for child in case:
+            if child.tag in ("failure", "error", "skipped"):
+                found[child.tag] = (child.get("message"), child.text)
+            elif child.tag in ("system-out", "system-err"):
+                found[child.tag] = child.text
+        cases[f"{case.get('classname')}::{case.get('name')}"] = found
+    return cases
+
+
 def test_normalization_change_rescores_without_reparsing(
     pytester: pytest.Pytester,
 ) -> None:
