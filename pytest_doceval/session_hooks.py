@@ -47,21 +47,36 @@ def _worker_queue(
     whole queue for every test was quadratic once work stealing gave each worker its whole
     share (35,000 tests) at once."""
     queued: list[pytest.Item] = [item] + ([nextitem] if nextitem is not None else [])
-    items = item.session.items
-    for plugin in item.config.pluginmanager.get_plugins():
-        torun = getattr(plugin, "torun", None)
-        if torun is not None and hasattr(torun, "lock"):
-            fresh: list[int] = []
-            with torun.lock() as indices:
-                for index in reversed(indices):
-                    if index in seen:
-                        break
-                    if isinstance(index, int):
-                        fresh.append(index)
-            seen.update(fresh)
-            queued += [items[i] for i in reversed(fresh)]
-            break
+    torun = _xdist_queue(item.config)
+    if torun is not None:
+        fresh: list[int] = []
+        with torun.lock() as indices:
+            for index in reversed(indices):
+                if index in seen:
+                    break
+                if isinstance(index, int):
+                    fresh.append(index)
+        seen.update(fresh)
+        items = item.session.items
+        queued += [items[i] for i in reversed(fresh)]
     return queued
+
+
+_XDIST_QUEUE: pytest.StashKey[Any] = pytest.StashKey()
+
+
+def _xdist_queue(config: pytest.Config) -> Any:
+    """xdist's queue of this worker's item indices (its worker plugin's ``torun``), found
+    once: looking through every plugin for it, for every test, was a cost of its own."""
+    if _XDIST_QUEUE not in config.stash:
+        found = None
+        for plugin in config.pluginmanager.get_plugins():
+            torun = getattr(plugin, "torun", None)
+            if torun is not None and hasattr(torun, "lock"):
+                found = torun
+                break
+        config.stash[_XDIST_QUEUE] = found
+    return config.stash[_XDIST_QUEUE]
 
 
 class SessionHooks:
@@ -71,6 +86,7 @@ class SessionHooks:
         self.session = session
         self._is_suite_dir: dict[Path, bool] = {}
         self._suite_files: dict[str, Path] = {}
+        self._paths: dict[str, Path] = {}
         self._tests = 0
         self._queued: set[int] = set()  # an xdist worker's queue indices handed to the engine
         self._worker = _is_worker(session.config)
@@ -112,7 +128,7 @@ class SessionHooks:
         row = getattr(report, "doceval_row", None)
         if row is not None:
             file = getattr(report, "doceval_suite_file", None)
-            self.session.add_row(Path(file) if file else self._suite_file(report.nodeid), row)
+            self.session.add_row(self._path(file) if file else self._suite_file(report.nodeid), row)
         elif report.failed and report.nodeid.split("::")[0].endswith("suite.toml"):
             # A broken suite, or an item whose xdist worker crashed: keep it in the report.
             self.session.add_row(self._suite_file(report.nodeid), _lost_row(report))
@@ -188,6 +204,13 @@ class SessionHooks:
         if self._tests % FREEZE_EVERY == 0:
             gc.freeze()
         self.session.stages.between_tests()  # a progress line, when one is due
+
+    def _path(self, file: str) -> Path:
+        """A suite file's `Path`, made once per file rather than once per test."""
+        found = self._paths.get(file)
+        if found is None:
+            found = self._paths[file] = Path(file)
+        return found
 
     def _suite_file(self, nodeid: str) -> Path:
         # Node ids are relative to pytest's rootdir (not the doceval project root); resolving
