@@ -12,17 +12,20 @@ import math
 import pickle
 import statistics
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint  # type: ignore[import-untyped]
 from statsmodels.stats.weightstats import DescrStatsW  # type: ignore[import-untyped]
 
 from pytest_doceval import stats
+from pytest_doceval.stats import bootstrap as bootstrap_module
 from pytest_doceval.stats import resampling
+from pytest_doceval.stats._common import sample_mean
 from tests.stats_support import CER_A, CER_B, FAST, assert_builtin, finite
 
 SKEWED = np.random.default_rng(21).beta(2, 30, size=25)  # per-case CER-like, n = 25
@@ -360,3 +363,69 @@ def test_property_paired_interval_matches_the_t_test(pairs: list[tuple[float, fl
         return  # identical differences: a zero-width interval, p is 0 or 1
     if abs(p - 0.05) > 1e-9:  # away from the boundary, the CI and the test agree
         assert (ci.ci_low <= 0.0 <= ci.ci_high) == (p >= 0.05)
+
+
+def _studentised_as_numpy_says(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The bootstrap-t statistic with numpy's own mean, std and an exact flat test."""
+    n = x.size
+    sample = x[idx]
+    shift = sample.mean(axis=1) - sample_mean(x)  # the interval's own estimate
+    flat = sample.max(axis=1) == sample.min(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = shift / (sample.std(axis=1, ddof=1) / math.sqrt(n))
+    infinite = np.where(shift == 0.0, 0.0, np.copysign(np.inf, shift))
+    return np.where(flat, infinite, t)
+
+
+_values = st.one_of(
+    st.floats(-1e6, 1e6, allow_nan=False),
+    st.sampled_from([0.0, 0.1, 0.1 + 2**-55, 1.0, 1.0 + 2**-52, 1e-300]),
+)
+
+
+@settings(deadline=None, max_examples=200)
+@given(
+    x=st.lists(_values, min_size=2, max_size=40).filter(lambda v: len(set(v)) > 1),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_bootstrap_t_statistic_is_numpys_to_the_last_bit(x: list[float], seed: int) -> None:
+    """The interval's statistic (row sums shared, the flat test only where the spread is
+    tiny) equals numpy's mean / std / max == min written out, bit for bit: ties, values an
+    ulp apart and flat resamples included."""
+    values = np.asarray(x, dtype=np.float64)
+    idx = np.random.default_rng(seed).integers(0, values.size, size=(300, values.size))
+    captured: list[np.ndarray] = []
+
+    def capture(n: int, statistic: Callable[..., Any], resamples: int, seed: int) -> Any:
+        captured.append(statistic(idx))
+        return captured[-1]
+
+    original = bootstrap_module.replicates
+    bootstrap_module.replicates = capture
+    try:
+        stats.bootstrap_t_interval(values)
+    finally:
+        bootstrap_module.replicates = original
+    assert captured, "the interval drew no resamples"
+    np.testing.assert_array_equal(captured[0], _studentised_as_numpy_says(values, idx))
+
+
+@pytest.mark.parametrize("block", [1, 3, 64, 2**18])
+def test_statistics_in_blocks_of_any_size_give_the_same_intervals(
+    monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    """`replicates` applies a statistic to blocks of resamples (for the cache's sake): each
+    row's value is its own, so every interval is the same whatever the block."""
+    counts = np.arange(1, len(SKEWED) + 1, dtype=np.float64)
+
+    def every() -> list[stats.Interval]:
+        return [
+            stats.bootstrap_t_interval(SKEWED, resamples=700, seed=5),
+            stats.bca_interval(SKEWED, resamples=700, seed=5),
+            stats.bootstrap_mean_ci(SKEWED, resamples=700, seed=5),
+            stats.bootstrap_ratio_ci(np.asarray(SKEWED) * counts, counts, resamples=700),
+        ]
+
+    whole = every()
+    monkeypatch.setattr(resampling, "_BLOCK_ENTRIES", block)
+    assert every() == whole

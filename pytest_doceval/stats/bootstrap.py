@@ -269,21 +269,36 @@ def bootstrap_t_interval(
         return edge
     n = int(x.size)
     root_n = math.sqrt(n)
+    # No resample whose sd exceeds this is flat: n copies of one value v sum to n * v within
+    # about log2(n) rounding errors, so their mean is v within as many ulps and their sd
+    # within twice that; 4 n eps max|x| bounds it for every n >= 2.
+    flat_bound = 4.0 * n * np.finfo(np.float64).eps * float(np.max(np.abs(x)))
+    flat_bound += np.finfo(np.float64).tiny
 
     def studentised(idx: NDArray[np.int64]) -> NDArray[np.float64]:
         sample = x[idx]
-        means = sample.mean(axis=1)
+        # numpy's mean and ddof=1 std, step by step as numpy computes them (the same sum,
+        # the same rounding: equal to the last bit), sharing the row sums between the two.
+        means = np.add.reduce(sample, axis=1) / n
+        deviations = sample - means[:, np.newaxis]
+        np.multiply(deviations, deviations, out=deviations)
+        sd = np.sqrt(np.add.reduce(deviations, axis=1) / (n - 1))
         shift = means - mean
-        # Exact test for "no spread": the ddof=1 sd of identical values can be an ulp above 0,
-        # which would turn an undefined statistic into an arbitrary huge one.
-        flat = sample.max(axis=1) == sample.min(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            t = shift / (sample.std(axis=1, ddof=1) / root_n)
-        # copysign(inf, 0.0) is +inf; a flat resample sitting exactly on the mean is 0 / 0,
-        # centred by definition, so it counts as 0.
-        infinite = np.where(shift == 0.0, 0.0, np.copysign(np.inf, shift))
-        result: NDArray[np.float64] = np.where(flat, infinite, t)
-        return result
+            t: NDArray[np.float64] = shift / (sd / root_n)
+        # Exact test for "no spread": the ddof=1 sd of identical values can be an ulp above 0,
+        # which would turn an undefined statistic into an arbitrary huge one. Only resamples
+        # with a spread that small can be flat; their values are compared.
+        near_flat = np.flatnonzero(sd <= flat_bound)
+        if near_flat.size:
+            rows = sample[near_flat]
+            flat = rows.max(axis=1) == rows.min(axis=1)
+            # copysign(inf, 0.0) is +inf; a flat resample sitting exactly on the mean is
+            # 0 / 0, centred by definition, so it counts as 0.
+            near = shift[near_flat]
+            infinite = np.where(near == 0.0, 0.0, np.copysign(np.inf, near))
+            t[near_flat] = np.where(flat, infinite, t[near_flat])
+        return t
 
     t = replicates(n, studentised, resamples, seed)
     alpha = 1.0 - confidence
