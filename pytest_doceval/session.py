@@ -20,6 +20,7 @@ from pytest_doceval.models.runtime import ModelRuntime
 from pytest_doceval.results import CaseResult
 from pytest_doceval.rows import Row
 from pytest_doceval.run import shards
+from pytest_doceval.run.analysis_cache import AnalysisCache
 from pytest_doceval.run.case_gates import SuiteBaselines, case_gate_failures
 from pytest_doceval.run.catalog import SuiteCatalog
 from pytest_doceval.run.controller import Controller
@@ -82,6 +83,7 @@ class DocevalSession:
             root=root,
             invoked_in=Path(config.invocation_params.dir),
             prepare_ahead=_is_xdist_controller(config),
+            analysis=AnalysisCache(self.cache),
         )
         # A result whose inputs, outputs and scoring code are unchanged is read, not scored.
         self.scores = ScoreCache(
@@ -200,14 +202,17 @@ class DocevalSession:
         shard = self.options.shard
         plan = self.shard_plan
         ran = not self.config.getoption("collectonly", False)
-        return self.controller.finish(
-            json_path=self.options.json_path,
-            html_path=self.options.html_path,
-            shard=None if shard is None else f"{shard[0]}/{shard[1]}",
-            shard_basis=None if shard is None else shards.basis(self.shard_durations),
-            empty_shard=plan.empty_line() if plan is not None and plan.empty and ran else None,
-            interrupted=interrupted,
-        )
+        try:
+            return self.controller.finish(
+                json_path=self.options.json_path,
+                html_path=self.options.html_path,
+                shard=None if shard is None else f"{shard[0]}/{shard[1]}",
+                shard_basis=None if shard is None else shards.basis(self.shard_durations),
+                empty_shard=plan.empty_line() if plan is not None and plan.empty and ran else None,
+                interrupted=interrupted,
+            )
+        finally:
+            self.cache.close()  # the suite analyses it kept
 
     @property
     def report(self) -> Report | None:

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from pytest_doceval.results import CaseResult
 from pytest_doceval.run import score_cache
-from pytest_doceval.run.score_cache import RESULT, SuiteFiles, scoring_code_files
+from pytest_doceval.run.code_digest import json_digest, scoring_code_files
+from pytest_doceval.run.score_cache import RESULT, SuiteFiles
 from pytest_doceval.store import Store
 from tests.conftest import read_report
 from tests.stored_results import rewrite_result, stored_results
@@ -250,7 +251,7 @@ def test_suite_files_walk_only_the_folders_of_the_cases_asked_for(
     def hashed(entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
         return [(name, hashlib.sha256(text.encode()).hexdigest()) for name, text in entries]
 
-    assert expected["b"] == score_cache._digest([score_cache._digest(hashed(shared)), hashed(own)])
+    assert expected["b"] == json_digest([json_digest(hashed(shared)), hashed(own)])
 
 
 def _reference_files(folder: Path, prefix: str = "") -> list[tuple[str, Path, str]]:

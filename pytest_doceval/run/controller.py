@@ -14,8 +14,10 @@ from pytest_doceval.kinds import Suite
 from pytest_doceval.metrics.spec import ordered_specs
 from pytest_doceval.results import MEASURED
 from pytest_doceval.rows import Row
+from pytest_doceval.run.analysis_cache import AnalysisCache
 from pytest_doceval.run.baselines import BaselineChange, update_baseline
 from pytest_doceval.run.case_gates import SuiteBaselines
+from pytest_doceval.store import Store
 
 if TYPE_CHECKING:  # the report's modules load on the controller only, when it writes
     from pytest_doceval.report.schema import Report, SuiteMeta, SuiteSection
@@ -32,8 +34,11 @@ class Controller:
         root: Path,
         invoked_in: Path,
         prepare_ahead: bool = False,
+        analysis: AnalysisCache | None = None,
     ) -> None:
         self._suite = suite
+        # Suite sections computed before, read back when their rows are the same.
+        self.analysis = analysis if analysis is not None else AnalysisCache(Store(None, "off"))
         self.baselines = baselines
         self.stats = stats
         self.update = update
@@ -121,7 +126,6 @@ class Controller:
             self.summary_lines.append(empty_shard)
         self.interrupted = interrupted
         # Imported here, on the controller only: scipy costs every xdist worker seconds.
-        from pytest_doceval.report.analysis import analyse_suite
         from pytest_doceval.report.json_report import build_report, write_report
 
         sections: dict[str, SuiteSection] = {}
@@ -136,14 +140,14 @@ class Controller:
                     "path": self._relative(file.parent),
                     "error": self._message(exc),
                 }
-                sections[name] = analyse_suite(meta, rows, self.stats)
+                sections[name] = self.analysis.section(None, meta, rows, self.stats)
                 continue
             try:
                 sections[suite.name] = self._suite_section(suite, rows)
             except DocevalError as exc:  # its kind's report keys clash with the report's own
                 path = self._relative(suite.spec.path)
                 meta = {"kind": suite.kind, "path": path, "error": self._message(exc)}
-                sections[suite.name] = analyse_suite(meta, rows, self.stats)
+                sections[suite.name] = self.analysis.section(type(suite), meta, rows, self.stats)
                 self.gate_failures.append(f"{suite.name}: {self._message(exc)}")
         report = build_report(
             sections,
@@ -180,7 +184,6 @@ class Controller:
             return path.as_posix()
 
     def _suite_section(self, suite: Suite, rows: list[Row]) -> SuiteSection:
-        from pytest_doceval.report.analysis import analyse_suite
         from pytest_doceval.report.schema import add_kind_keys
 
         measured = {m for row in rows for m in row["metrics"]}
@@ -205,7 +208,7 @@ class Controller:
         except DocevalError as exc:
             # Every test of the suite already errored with this; the report says it once more.
             meta["error"] = self._message(exc)
-            return analyse_suite(meta, rows, self.stats, suite.analyses)
+            return self.analysis.section(type(suite), meta, rows, self.stats, suite.analyses)
         defined = {ref.key for ref in suite.case_refs()}
         unused = sorted(set(baseline.entries) - defined) if baseline else []
         changes: list[BaselineChange] = []
@@ -238,7 +241,8 @@ class Controller:
                 f"{suite.name}: unused baseline entries (no such case/system in the suite): "
                 f"{', '.join(unused)}"
             )
-        section = analyse_suite(
+        section = self.analysis.section(
+            type(suite),
             meta,
             rows,
             self.stats,

@@ -28,34 +28,22 @@ a miss and the case is scored again.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import hashlib
 import json
 import os
-import platform
-import re
-import sys
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest_doceval
 from pytest_doceval.kinds import CaseRef, Suite
 from pytest_doceval.results import CaseResult
 from pytest_doceval.rows import json_default, plain
+from pytest_doceval.run.code_digest import environment_digest, json_digest, scoring_code_digest
 from pytest_doceval.store import Codec, Store, file_digest
 
 # Bumped when the key's recipe changes, so entries keyed the old way are never read.
 KEY_VERSION = "doceval-score/2"  # 2: a CaseResult no longer restates suite, case, system
-# Rooms of the package that cannot change a result: they present results or run the CLI.
-PRESENTATION_ROOMS = ("report", "html", "cli")
 _FIELDS = tuple(f.name for f in dataclasses.fields(CaseResult))
-
-
-def _digest(payload: Any) -> str:
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class ResultCodec(Codec[CaseResult]):
@@ -150,11 +138,11 @@ class SuiteFiles:
         if case not in self._case_dirs:
             if self._all_digest is None:
                 every = self._shared + [e for c in sorted(self._case_dirs) for e in self._of(c)]
-                self._all_digest = _digest(sorted(self._hashed_entries(every)))
+                self._all_digest = json_digest(sorted(self._hashed_entries(every)))
             return self._all_digest
         if self._shared_digest is None:
-            self._shared_digest = _digest(self._hashed_entries(self._shared))
-        return _digest([self._shared_digest, self._hashed_entries(self._of(case))])
+            self._shared_digest = json_digest(self._hashed_entries(self._shared))
+        return json_digest([self._shared_digest, self._hashed_entries(self._of(case))])
 
     def _of(self, case: str) -> list[tuple[str, str]]:
         found = self._own.get(case)
@@ -245,79 +233,6 @@ def _files(
     return sorted(found)
 
 
-def scoring_code_files(kind: type) -> list[Path]:
-    """The source files that score a suite of class `kind` (the module's rule); empty when
-    the kind's source cannot be found."""
-    module = sys.modules.get(kind.__module__)
-    source = getattr(module, "__file__", None)
-    if not source:
-        return []
-    source_path = Path(source).resolve()
-    own = source_path.parent if getattr(module, "__package__", None) else source_path
-    package = Path(pytest_doceval.__file__).resolve().parent
-    kinds = package / "kinds"
-    files = {
-        path
-        for path in package.rglob("*.py")
-        if path.relative_to(package).parts[0] not in PRESENTATION_ROOMS
-        and not (path.parent != kinds and kinds in path.parents)
-    }
-    files |= set(own.rglob("*.py")) if own.is_dir() else {own}
-    return sorted(p for p in files if "__pycache__" not in p.parts)
-
-
-@functools.cache
-def scoring_code_digest(kind: type) -> str | None:
-    """The digest of `scoring_code_files`, once per process and kind; None when there are
-    none or one cannot be read (then no result of the kind is kept)."""
-    package = Path(pytest_doceval.__file__).resolve().parent
-    files = scoring_code_files(kind)
-    try:
-        # Paths relative to the package (absolute for a kind of one's own): a checkout moved
-        # elsewhere keeps the digest of the package's own files.
-        entries = [(_relative(path, package), _source_digest(path)) for path in files]
-    except OSError:
-        return None
-    return _digest(entries) if entries else None
-
-
-def _source_digest(path: Path) -> str:
-    """A source file's digest, hashed once while it stays the same file (the kinds share
-    most of theirs; one process may run pytest more than once, as pytester does)."""
-    stat = path.stat()
-    return _digest_of_version(path, stat.st_mtime_ns, stat.st_size)
-
-
-@functools.cache
-def _digest_of_version(path: Path, mtime_ns: int, size: int) -> str:
-    return file_digest(path)
-
-
-def _relative(path: Path, package: Path) -> str:
-    return path.relative_to(package).as_posix() if package in path.parents else str(path)
-
-
-@functools.cache
-def environment_digest() -> str:
-    """Python's version and the installed versions of the package's dependencies."""
-    from importlib.metadata import PackageNotFoundError, requires, version
-
-    try:
-        names = [re.split(r"[^A-Za-z0-9_.\-]", r, maxsplit=1)[0] for r in requires(_DIST) or []]
-    except PackageNotFoundError:  # run from a checkout that is not installed
-        names = []
-    versions: dict[str, str | None] = {}
-    for name in sorted(set(names)):
-        try:
-            versions[name] = version(name)
-        except PackageNotFoundError:
-            versions[name] = None
-    return _digest({"python": platform.python_version(), "packages": versions})
-
-
-_DIST = "pytest-doceval"
-
-
 def project_settings(pyproject: Path) -> Any:
     """The ``[tool.doceval]`` table of `pyproject` (None without one; a broken file has
     already stopped the run when the project was loaded)."""
@@ -381,7 +296,7 @@ class ScoreCache:
             return None
         if code is None:
             return None
-        return _digest(
+        return json_digest(
             {
                 "version": KEY_VERSION,
                 "kind": [type(suite).__module__, type(suite).__qualname__, suite.kind],
@@ -427,5 +342,5 @@ class ScoreCache:
 
     def _project_digest(self) -> str:
         if self._project is None:
-            self._project = _digest(project_settings(self.project_root / "pyproject.toml"))
+            self._project = json_digest(project_settings(self.project_root / "pyproject.toml"))
         return self._project
