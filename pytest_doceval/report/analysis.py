@@ -210,17 +210,6 @@ def outcome_counts(rows: Sequence[Row]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def prepare_imports() -> None:
-    """Import what analysing suites and writing the report load on first use: scipy's
-    statistics (about a second) and the report writers. For a process with time to spare before
-    its report (an xdist controller while its workers run); numbers do not depend on it."""
-    import scipy.optimize
-    import scipy.special
-    import scipy.stats  # noqa: F401
-
-    import pytest_doceval.report.json_report  # noqa: F401
-
-
 def analyse_suite(
     meta: SuiteMeta,
     rows: Sequence[Row],

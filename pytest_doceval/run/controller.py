@@ -3,6 +3,7 @@ baseline updates. Runs on the controller (or a plain run) only."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -50,11 +51,12 @@ class Controller:
         self.interrupted = False
         self.report: Report | None = None
 
-        # An xdist controller waits while its workers run the tests. It makes each suite, and
-        # imports what the report needs, meanwhile (one thread, joined before the report),
-        # not after the last test: a warm run of the shipped suites spent a second there.
+        # An xdist controller waits while its workers run the tests. It makes each suite
+        # meanwhile (one thread, joined before the report), not after the last test. What
+        # the report imports (scipy, a second) it does not import ahead: a warm run reads its
+        # analysis back (`analysis`) and needs none of it, and the import took a core from the
+        # workers.
         self._ahead = ThreadPoolExecutor(1, "doceval-prepare") if prepare_ahead else None
-        self._imports_prepared = False
 
     def add_row(self, suite_file: Path, row: Row) -> None:
         # Kept as it came, not copied (the test's report holds the same dict): a copy of each
@@ -66,8 +68,8 @@ class Controller:
         rows.append(row)
 
     def prepare(self, suite_file: Path) -> None:
-        """Have the suite of `suite_file` made, and what its report imports imported, ahead
-        of `finish` (an xdist controller only; `add_row` asks once a file)."""
+        """Have the suite of `suite_file` made ahead of `finish` (an xdist controller only;
+        `add_row` asks once a file)."""
         if self._ahead is not None:
             self._ahead.submit(self._prepare, suite_file)
 
@@ -83,18 +85,10 @@ class Controller:
             self._ahead.submit(prepare_each)
 
     def _prepare(self, suite_file: Path) -> None:
-        """Make the suite of `suite_file`; when it has a baseline to compare with, import what
-        the comparison loads (scipy's statistics, about a second, which a run without one may
-        never need). An error is left for `finish`, which meets it again and reports it."""
-        try:
-            suite = self._suite(suite_file)
-        except Exception:
-            return
-        if not self._imports_prepared and self.baselines.file(suite.name).is_file():
-            self._imports_prepared = True
-            from pytest_doceval.report.analysis import prepare_imports
-
-            prepare_imports()
+        """Make the suite of `suite_file`. An error is left for `finish`, which meets it
+        again and reports it."""
+        with contextlib.suppress(Exception):
+            self._suite(suite_file)
 
     def _wait_for_preparation(self) -> None:
         if self._ahead is not None:
