@@ -19,8 +19,9 @@ the report's intervals). Prints all parts.
 Start-up targets (issue 16): `pytest --doceval` on a one-case suite within plain pytest's
 start-up + 0.5 s, plain pytest (same plugins installed, no --doceval) running a one-test file.
 Both are measured in this run, interleaved `--repeat` times; the fastest of each is quoted
-(the least disturbed by other load), with the CPU time of that run beside it. Plugin overhead
-target: <= 1 ms per case.
+(the least disturbed by other load), with the CPU time of that run beside it. So are the big
+suites' runs (each cold: no store, no baseline), the trivial tests' and the metrics alone.
+Plugin overhead target: <= 1 ms per case.
 
 A user's Python caches compiled bytecode; this machine may not (PYTHONDONTWRITEBYTECODE), which
 adds the compile time of every imported module to every run. By default the runs use a warm
@@ -34,6 +35,7 @@ import argparse
 import os
 import random
 import resource
+import shutil
 import string
 import subprocess
 import sys
@@ -79,9 +81,14 @@ def pytest_command(doceval: bool, workers: int) -> list[str]:
 
 
 def run(
-    root: Path, workers: int, env: dict[str, str], *, doceval: bool = True
+    root: Path, workers: int, env: dict[str, str], *, doceval: bool = True, cold: bool = False
 ) -> tuple[float, float]:
-    """Wall and CPU seconds (user + system, the whole process tree) of one pytest run."""
+    """Wall and CPU seconds (user + system, the whole process tree) of one pytest run;
+    `cold`: without the store, baselines and report an earlier run left."""
+    if cold:
+        for leftover in (".doceval-cache", "baselines"):
+            shutil.rmtree(root / leftover, ignore_errors=True)
+        (root / "doceval-report.json").unlink(missing_ok=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(
@@ -165,13 +172,21 @@ def main() -> None:
             doceval_runs.append(run(Path(small), args.workers, env))
         startup, startup_cpu = fastest(doceval_runs)
         plain_startup, plain_cpu = fastest(plain_runs)
-        total, total_cpu = run(Path(big), args.workers, env)
-        total_double, total_double_cpu = run(Path(double), args.workers, env)
-        plain_many_time, _ = fastest(
-            [run(Path(plain_many), args.workers, env, doceval=False) for _ in range(3)]
+        # Each figure below is the fastest of `--repeat` runs, the big suites' runs each cold
+        # (a fresh store, no baseline): on a machine shared with other jobs one run in three
+        # was a fifth slower, and a single run made the overhead swing by a millisecond.
+        big_runs, double_runs, many_runs = [], [], []
+        for _ in range(args.repeat):
+            big_runs.append(run(Path(big), args.workers, env, cold=True))
+            double_runs.append(run(Path(double), args.workers, env, cold=True))
+            many_runs.append(run(Path(plain_many), args.workers, env, doceval=False))
+        total, total_cpu = fastest(big_runs)
+        total_double, total_double_cpu = fastest(double_runs)
+        plain_many_time, _ = fastest(many_runs)
+        metric, metric_cpu = fastest([metrics_time(pairs) for _ in range(args.repeat)])
+        metric_double, metric_double_cpu = fastest(
+            [metrics_time(pairs_double) for _ in range(args.repeat)]
         )
-        metric, metric_cpu = metrics_time(pairs)
-        metric_double, metric_double_cpu = metrics_time(pairs_double)
     overhead = (total - startup - metric) / n
     overhead_cpu = (total_cpu - startup_cpu - metric_cpu) / n
     # What one more case costs: the slope from n to 2n cases. Fixed costs that only a big run
@@ -184,7 +199,7 @@ def main() -> None:
     pytest_per_test = (plain_many_time - plain_startup) / n
     cache = "off (environment as is)" if args.no_bytecode_cache else "warm"
     print(f"{n} precomputed cases of ~{args.chars} characters, workers={args.workers}")
-    print(f"  bytecode cache {cache}; start-up: fastest of {args.repeat} interleaved runs")
+    print(f"  bytecode cache {cache}; every figure the fastest of {args.repeat} runs")
     print(f"  plain pytest, one-test file       {plain_startup:8.2f} s  (CPU {plain_cpu:.2f} s)")
     print(
         f"  pytest --doceval, one-case suite  {startup:8.2f} s  (CPU {startup_cpu:.2f} s)  "
