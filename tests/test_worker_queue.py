@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from pytest_doceval.session_hooks import _worker_queue
 
 
@@ -30,9 +32,19 @@ def fake_item(name: str, session: Any) -> Any:
     return SimpleNamespace(name=name, session=session, config=session.config)
 
 
+LOOKS: list[int] = []  # how many times the plugins were looked through
+
+
 def setup(queue: Queue, count: int) -> list[Any]:
     plugins = [SimpleNamespace(), SimpleNamespace(torun=queue)]
-    config = SimpleNamespace(pluginmanager=SimpleNamespace(get_plugins=lambda: plugins))
+
+    def get_plugins() -> list[Any]:
+        LOOKS.append(1)
+        return plugins
+
+    config = SimpleNamespace(
+        pluginmanager=SimpleNamespace(get_plugins=get_plugins), stash=pytest.Stash()
+    )
     session = SimpleNamespace(config=config, items=[])
     session.items = [fake_item(f"t{i}", session) for i in range(count)]
     return session.items  # type: ignore[no-any-return]
@@ -75,3 +87,12 @@ def test_reading_stops_at_the_first_index_seen() -> None:
     for _ in range(100):
         _worker_queue(items[0], None, seen)
     assert Counting.visited == 100  # one look per call, not 5,000
+
+
+def test_the_queue_is_found_once() -> None:
+    items = setup(Queue([1, 2]), 3)
+    LOOKS.clear()
+    seen: set[int] = set()
+    for item in items:
+        _worker_queue(item, None, seen)
+    assert len(LOOKS) == 1  # not every plugin looked at for every test
