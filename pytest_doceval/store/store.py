@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
 
 from pytest_doceval.atomic import write_text_atomic
-from pytest_doceval.store.table import EntryTable, Row
+from pytest_doceval.store.table import Entry, EntryTable
 
 try:  # POSIX; elsewhere claims are still exclusive, only breaking a stale one is unguarded
     import fcntl
@@ -299,7 +299,7 @@ class Store:
         encoded = codec.encode(value)
         if self._table is not None and codec.in_table:
             self._table.put(
-                Row(
+                Entry(
                     key=key,
                     codec=codec.name,
                     run=self.run_id,

@@ -41,7 +41,7 @@ TABLE_VERSION = 1
 
 
 @dataclass(frozen=True)
-class Row:
+class Entry:
     """One entry as the store keeps it (the fields of a file entry, less its schema; its meta
     as JSON text, decoded only by a reader that asks for it)."""
 
@@ -66,7 +66,7 @@ class EntryTable:
         self._batch = batch
         self._connection: sqlite3.Connection | None = None
         self._opened = False
-        self._pending: dict[str, Row] = {}
+        self._pending: dict[str, Entry] = {}
         # Tests are scored on pytest's thread, but a stage thread may ask as well.
         self._lock = threading.RLock()
 
@@ -78,7 +78,7 @@ class EntryTable:
         # Nobody closes a copy in another process: it writes each row at once.
         self._start(state["path"], state["writes"], batch=1)
 
-    def get(self, key: str) -> Row | None:
+    def get(self, key: str) -> Entry | None:
         with self._lock:
             pending = self._pending.get(key)
             if pending is not None:
@@ -89,7 +89,7 @@ class EntryTable:
         if found is None:
             return None
         codec, run, created, meta, sha256, value = found
-        return Row(
+        return Entry(
             key=key,
             codec=str(codec),
             run=str(run),
@@ -119,9 +119,9 @@ class EntryTable:
             return None
         return found
 
-    def put(self, row: Row) -> None:
+    def put(self, entry: Entry) -> None:
         with self._lock:
-            self._pending[row.key] = row
+            self._pending[entry.key] = entry
             if len(self._pending) >= self._batch:
                 self.flush()
 
@@ -131,8 +131,8 @@ class EntryTable:
             if not self._pending:
                 return
             rows = [
-                (r.key, r.codec, r.run, r.created, r.meta, r.sha256, r.value)
-                for r in self._pending.values()
+                (e.key, e.codec, e.run, e.created, e.meta, e.sha256, e.value)
+                for e in self._pending.values()
             ]
             self._pending.clear()
             connection = self._open()
