@@ -176,14 +176,3 @@ def plain_key(key: Any) -> str:
     if type(key) is float and not math.isfinite(key):
         return "NaN" if math.isnan(key) else ("Infinity" if key > 0 else "-Infinity")
     return str(key)
-
-
-def json_default(value: Any) -> Any:
-    """For ``json.dumps(default=...)``: what `plain` makes of a value json cannot write itself
-    (a numpy scalar unwrapped, another mapping as a dict, anything else as its text). json
-    writes NaN where `plain` writes None; a row made from the decoded value is `plain`'s."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    if hasattr(value, "item"):
-        return value.item()
-    return str(value)

@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_doceval.rows import Row, json_default, sort_rows
+from pytest_doceval.rows import Row, plain, sort_rows
 from pytest_doceval.run.code_digest import analysis_code_digest, environment_digest, json_digest
 from pytest_doceval.store import Codec, Store
 
@@ -45,7 +45,7 @@ class SectionCodec(Codec[dict[str, Any]]):
     in_table = True
 
     def encode(self, value: dict[str, Any]) -> str:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=json_default)
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=plain)
 
     def decode(self, text: str) -> dict[str, Any]:
         value = json.loads(text)

@@ -37,7 +37,7 @@ from typing import Any
 
 from pytest_doceval.kinds import CaseRef, Suite
 from pytest_doceval.results import CaseResult
-from pytest_doceval.rows import json_default, plain
+from pytest_doceval.rows import plain
 from pytest_doceval.run.code_digest import environment_digest, json_digest, scoring_code_digest
 from pytest_doceval.store import Codec, Store, file_digest
 
@@ -60,8 +60,9 @@ class ResultCodec(Codec[CaseResult]):
         data["metrics"] = {str(k): float(v) for k, v in value.metrics.items()}
         try:
             # json's C encoder on the result as it is (`plain` walked it in Python first: a
-            # third of storing a result); what it cannot write, `json_default` makes plain.
-            return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=json_default)
+            # third of storing a result); `plain` makes only what json cannot write (numpy
+            # scalars) builtin.
+            return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=plain)
         except (TypeError, ValueError):  # e.g. a numpy-typed key, an array: plain first
             plain_data = {name: plain(field) for name, field in data.items()}
             plain_data["metrics"] = data["metrics"]
