@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_doceval.store import Store
+from pytest_doceval.store import Store, table
 from pytest_doceval.store.store import JsonCodec
 from pytest_doceval.store.table import BATCH, FILE_NAME, TABLE_VERSION
 
@@ -162,3 +162,28 @@ def test_a_store_sent_to_another_process_writes_its_rows_there(tmp_path: Path) -
     assert worker.exitcode == 0
     store.close()
     assert Store(tmp_path).get(_key(7), SMALL) == 7 and Store(tmp_path).get(_key(1), SMALL) == 1
+
+
+def test_a_table_another_process_holds_locked_is_waited_for_not_set_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """xdist workers starting together all make the table; one that found it locked took it
+    for damaged and set it aside, with the rows another worker had written there."""
+    first = Store(tmp_path)
+    first.put(_key(1), 1, SMALL)
+    first.close()
+    monkeypatch.setattr(table, "BUSY_TIMEOUT", 0.01)
+    monkeypatch.setattr(table, "OPEN_ATTEMPTS", 2)
+    monkeypatch.setattr(table, "OPEN_BACKOFF", 0.0)
+    holder = sqlite3.connect(tmp_path / FILE_NAME, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process in the middle of making the table
+    second = Store(tmp_path)
+    second.put(_key(2), 2, SMALL)
+    second._table.flush()  # type: ignore[union-attr]
+    assert second.get(_key(1), SMALL) is None  # cannot be read now: a miss, nothing more
+    holder.execute("ROLLBACK")
+    holder.close()
+    assert not (tmp_path / f"{FILE_NAME}.damaged").exists()
+    second.close()  # the kept row is written now that the table opens
+    reader = Store(tmp_path)
+    assert reader.get(_key(1), SMALL) == 1 and reader.get(_key(2), SMALL) == 2

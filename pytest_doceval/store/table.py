@@ -16,7 +16,8 @@ checks them on every read exactly as for a file entry. What this module adds:
   (a transaction held open across tests would make them take turns). A process that dies
   loses at most its last unwritten batch: those results are scored again next time.
 * **Many processes.** SQLite's write-ahead log lets xdist workers read while another writes;
-  a writer waits up to `BUSY_TIMEOUT` for the lock.
+  a writer waits up to `BUSY_TIMEOUT` for the lock. A table another process holds locked is
+  never taken for a damaged one: its rows stay kept and are written when it can be opened.
 * **Damage is a miss.** A file that is not a readable table (truncated, overwritten) is set
   aside as ``table.sqlite3.damaged`` and a new one made, when this run writes; a run that only
   reads treats every key as missing. Nothing of it is ever trusted.
@@ -28,6 +29,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +38,9 @@ from typing import Any
 FILE_NAME = "table.sqlite3"
 BATCH = 256  # rows written per transaction
 BUSY_TIMEOUT = 60.0  # seconds a writer waits for another process's transaction
+# Opening tries again when the file is locked in a way SQLite's busy wait does not cover.
+OPEN_ATTEMPTS = 8
+OPEN_BACKOFF = 0.05  # seconds, times the attempt's number
 # Bumped with the columns' meaning; a file of another version is set aside, not read.
 TABLE_VERSION = 1
 
@@ -126,18 +131,19 @@ class EntryTable:
                 self.flush()
 
     def flush(self) -> None:
-        """Write the rows kept in memory (in one transaction)."""
+        """Write the rows kept in memory (in one transaction). Rows stay kept while the table
+        cannot be opened (another process holds it locked): `close` tries once more."""
         with self._lock:
             if not self._pending:
+                return
+            connection = self._open()
+            if connection is None:
                 return
             rows = [
                 (e.key, e.codec, e.run, e.created, e.meta, e.sha256, e.value)
                 for e in self._pending.values()
             ]
             self._pending.clear()
-            connection = self._open()
-            if connection is None:
-                return
             try:
                 with connection:  # one transaction: all of the batch or none of it
                     connection.executemany(
@@ -149,6 +155,7 @@ class EntryTable:
     def close(self) -> None:
         with self._lock:
             self.flush()
+            self._pending.clear()  # a table that still cannot be opened: scored again
             if self._connection is not None:
                 with contextlib.suppress(sqlite3.Error):
                     self._connection.close()
@@ -158,25 +165,37 @@ class EntryTable:
 
     def _open(self) -> sqlite3.Connection | None:
         """The connection, opened (and the table made) once; None when there is no usable
-        table: none yet in a run that only reads, or a damaged one."""
+        table: none yet in a run that only reads, a damaged one, or one another process
+        holds locked (then asked again at the next read or write)."""
         if self._opened:
             return self._connection
-        self._opened = True
         if not self.writes and not self.path.is_file():
+            self._opened = True
             return None
-        try:
-            self._connection = self._connect()
-        except sqlite3.DatabaseError:
-            if not self.writes:
-                return None
-            self._set_aside()
+        set_aside = False
+        for attempt in range(OPEN_ATTEMPTS):
             try:
                 self._connection = self._connect()
+            except sqlite3.OperationalError:
+                # Locked, not damaged: xdist workers starting together all make the table,
+                # and setting its journal mode takes the whole file. Setting it aside as
+                # damaged lost the rows another worker had written there.
+                time.sleep(OPEN_BACKOFF * (attempt + 1))
+                continue
+            except sqlite3.DatabaseError:  # not a table of this version: damaged
+                if not self.writes or set_aside:
+                    break
+                self._set_aside()
+                set_aside = True
+                continue
             except sqlite3.Error:
-                return None
-        except sqlite3.Error:
-            return None
-        return self._connection
+                break
+            self._opened = True
+            return self._connection
+        else:
+            return None  # still locked: not given up on
+        self._opened = True
+        return None
 
     def _connect(self) -> sqlite3.Connection:
         if self.writes:
