@@ -243,6 +243,25 @@ def test_user_code_that_cannot_cross_processes_runs_when_its_test_asks(tmp_path:
         engine.close(cancel=True)
 
 
+def test_a_free_stage_runs_only_when_its_output_is_asked_for(engine: Engine) -> None:
+    """A saved output is read by the test that asks for it (a test whose result is stored
+    only waits for its stages, and reads nothing), or as a stage that needs it is planned."""
+    reads: list[str] = []
+
+    def read(path: str) -> str:
+        reads.append(path)
+        return f"text of {path}"
+
+    engine.add([CpuStage("saved", "saved output", read, ("a.md",), free=True)])
+    assert engine.wait(["saved"], timeout=30)
+    assert reads == []
+    assert engine.output("saved") == "text of a.md" and reads == ["a.md"]
+    needed = CpuStage("saved-b", "saved output b", read, ("b.md",), free=True)
+    engine.add([needed, CpuStage("up", "upper", engine_calls.upper, needs=("saved-b",))])
+    assert reads == ["a.md", "b.md"]  # read as the stage needing it was planned
+    assert engine.output("up") == "TEXT OF B.MD"
+
+
 def test_closing_a_finished_run_lets_requests_out_finish_and_drops_queued_cpu_work(
     model_server: ModelServer, tmp_path: Path
 ) -> None:

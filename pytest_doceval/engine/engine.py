@@ -125,11 +125,13 @@ class Engine:
     # -- results -------------------------------------------------------------------------------
 
     def wait(self, keys: Sequence[str], timeout: float | None = None) -> bool:
-        """Wait until every stage of `keys` has finished; False if `timeout` ran out first."""
+        """Wait until every stage of `keys` has finished; False if `timeout` ran out first.
+        A deferred stage runs here, except a free one (a saved output): it is left to `output`,
+        so a test whose result is stored, and never asks for it, does not read it."""
         deadline = None if timeout is None else time.monotonic() + timeout
         for key in keys:
             node = self._nodes.get(key)
-            if node is None:
+            if node is None or (node.state == "deferred" and _is_free(node)):
                 continue
             self._run_if_deferred(node)
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -141,6 +143,7 @@ class Engine:
         """The output of stage `key`, one it was given (`knows`), waiting for it; raises the
         stage's failure."""
         node = self._nodes[key]
+        self._run_if_deferred(node)
         while not node.event.wait(0.05):  # a deferred stage's inputs may arrive meanwhile
             self._run_if_deferred(node)
         if node.error is not None:
@@ -159,7 +162,7 @@ class Engine:
     def _run_if_free(self, node: Node) -> None:
         """A free stage that another stage needs runs now, in the planning thread: the stage
         needing it (a model's request built from a saved output) must not wait for a test."""
-        if node.state == "deferred" and isinstance(node.stage, CpuStage) and node.stage.free:
+        if node.state == "deferred" and _is_free(node):
             self._run_if_deferred(node)
 
     def _run_if_deferred(self, node: Node) -> None:
@@ -402,3 +405,7 @@ class Engine:
             for node in unfinished:
                 if node.state == "failed":  # a cancelled queued stage failed through its future
                     node.state = "dropped"
+
+
+def _is_free(node: Node) -> bool:
+    return isinstance(node.stage, CpuStage) and node.stage.free
