@@ -30,3 +30,30 @@ def fail(message: str) -> str:
 
 def die() -> str:
     os._exit(3)  # a worker process that dies (a segfaulting parser)
+
+
+def pid_of(_: str = "") -> int:
+    """The process a stage ran in."""
+    return os.getpid()
+
+
+def busy(seconds: float) -> float:
+    """`seconds` of CPU burnt (a metric that costs something), then the pid."""
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return float(os.getpid())
+
+
+def stays_home(home_pid: int) -> int:
+    """Refuses to run anywhere but the process `home_pid` (code that does not travel)."""
+    from pytest_doceval.engine import StaysHome
+
+    if os.getpid() != home_pid:
+        raise StaysHome("this code only runs where the test runs")
+    return os.getpid()
+
+
+def unreadable(path: str) -> str:
+    """A parser failing on its input, naming it as parsers do."""
+    raise ValueError(f"{path}: not a PDF (no %PDF header)")

@@ -23,7 +23,15 @@ from pytest_doceval.engine.plan import (
     run_plan,
     saved_output_stage,
 )
-from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, chat_stage
+from pytest_doceval.engine.stages import (
+    CpuStage,
+    ModelStage,
+    Stage,
+    StageInfo,
+    StaysHome,
+    chat_stage,
+    info_of,
+)
 
 __all__ = [
     "NO_RESULTS",
@@ -36,9 +44,12 @@ __all__ = [
     "Snapshot",
     "Stage",
     "StageFailed",
+    "StageInfo",
     "StageNotPlanned",
     "StageResults",
+    "StaysHome",
     "chat_stage",
+    "info_of",
     "parse_executor",
     "run_plan",
     "saved_output_stage",

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import threading
 import time
 from collections import Counter
@@ -35,12 +34,12 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
 from pytest_doceval.engine.executors import ExecutorSlot, process_pool
-from pytest_doceval.engine.nodes import Node, Snapshot, StageFailed, describe, needed
-from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, timed_call
+from pytest_doceval.engine.nodes import DONE, Node, Snapshot, for_test, needed
+from pytest_doceval.engine.placement import Placement
+from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, StaysHome, timed_call
 from pytest_doceval.errors import DocevalError, SystemUnavailable
 from pytest_doceval.metrics.cost import StageCost, price, tokens_of, total
 from pytest_doceval.models.counts import split_waiting
-from pytest_doceval.store import store_output, stored_entry
 
 if TYPE_CHECKING:
     from pytest_doceval.models.hub import Hub
@@ -67,6 +66,7 @@ class Engine:
         cache: Store,
         hub: Callable[[], Hub] | None = None,
         on_wire: Callable[[], Mapping[str, int]] | None = None,
+        placement: Placement | None = None,
     ) -> None:
         self.slot = slot
         self.cache = cache
@@ -79,6 +79,11 @@ class Engine:
         self._cpu_seconds = 0.0
         self._started: float | None = None
         self._closed = False
+        remote = slot.spec.kind == "dask"
+        self.placement = placement or Placement(workers=slot.workers, remote=remote)
+        self._measured: dict[str, list[Node]] = {}  # group -> its stages left to a test
+        # group (or stage) -> why its stages could not run on the executor (`StaysHome`)
+        self.stayed_home: dict[str, str] = {}
 
     # -- planning ------------------------------------------------------------------------------
 
@@ -94,12 +99,8 @@ class Engine:
                 if stage.key in self._nodes:
                     continue
                 node = self._nodes[stage.key] = Node(stage)
-                if stage.fingerprint is not None:
-                    hit = stored_entry(self.cache, stage.key)
-                    if hit is not None:
-                        text, meta = hit
-                        self._finish(node, text, StageCost.from_dict(meta.get("cost")), cached=True)
-                        continue
+                if self._stored(node):
+                    continue
                 missing = [need for need in stage.needs if need not in self._nodes]
                 if missing:
                     self._fail(node, DocevalError(f"needs stage {missing[0]}, never planned"))
@@ -113,8 +114,11 @@ class Engine:
     def to_run(self) -> tuple[int, int]:
         """(CPU, model) stages planned and not finished yet."""
         with self._lock:
-            ended = ("done", "failed", "dropped")
-            open_ = [n.stage for n in self._nodes.values() if n.state not in ended and n.counted]
+            open_ = [
+                n.stage
+                for n in self._nodes.values()
+                if not n.finished and n.state != "dropped" and n.counted
+            ]
         model = sum(isinstance(stage, ModelStage) for stage in open_)
         return len(open_) - model, model
 
@@ -139,10 +143,12 @@ class Engine:
                 return False
         return True
 
-    def output(self, key: str) -> Any:
+    def output(self, key: str, asked_by: Stage | None = None) -> Any:
         """The output of stage `key`, one it was given (`knows`), waiting for it; raises the
-        stage's failure."""
+        stage's failure, worded for `asked_by` (the asking test's own stage of that key: a
+        stage two tests share names the first one's input)."""
         node = self._nodes[key]
+        self._load_if_stored(node)
         self._run_if_deferred(node)
         while not node.event.wait(0.05):  # a deferred stage's inputs may arrive meanwhile
             self._run_if_deferred(node)
@@ -152,12 +158,58 @@ class Engine:
             # the run as it would have in the test itself.
             if isinstance(error, SystemUnavailable) or not isinstance(error, Exception):
                 raise error
-            cause = str(error) if isinstance(error, DocevalError) else describe(error)
-            # The cause first (pytest's short summary cuts long lines), then where it happened;
-            # chained to the code's own exception (a parser's, shown under --tb=long).
+            if getattr(node.stage, "verdict", False):
+                raise error  # the kind's own error, as if raised in the test
+            # Chained to the code's own exception (a parser's, shown under --tb=long).
             origin = error.__cause__ if isinstance(error, DocevalError) else error
-            raise StageFailed(f"{cause} (stage {node.stage.label})") from (origin or error)
+            raise for_test(node, asked_by or node.stage) from (origin or error)
         return node.output
+
+    def release(self, key: str) -> None:
+        """A test took stage `key`'s output and no other test needs it (its score): the engine
+        forgets the value (a run of 100,000 tests would otherwise hold every result); one that
+        is stored is read again if it is asked for again, another runs again."""
+        with self._lock:
+            node = self._nodes.get(key)
+            if node is None or node.state != "done":
+                return
+            node.output = None
+            node.state = "stored" if node.stored else "released"
+
+    def _stored(self, node: Node) -> bool:
+        """Whether `node`'s output is in the store: then it is done. A codec that keeps small
+        values by the thousand in the store's table (a score) is only looked up now and read
+        when a test asks (`_load_if_stored`); another output is read now, with its cost."""
+        stage = node.stage
+        if stage.fingerprint is None:
+            return False
+        if stage.codec.in_table:
+            if not self.cache.has(stage.key, stage.codec):
+                return False
+            node.state, node.cached, node.stored = "stored", True, True
+            node.event.set()
+            return True
+        hit = self.cache.get_with_meta(stage.key, stage.codec)
+        if hit is None:
+            return False
+        value, meta = hit
+        node.stored = True
+        self._finish(node, value, StageCost.from_dict(meta.get("cost")), cached=True)
+        return True
+
+    def _load_if_stored(self, node: Node) -> None:
+        """Read a stored or released output a test asks for; one the store no longer gives
+        (corrupt, set aside) is computed, as if it had never been stored."""
+        with self._lock:
+            if node.state not in ("stored", "released"):
+                return
+            found = self.cache.get(node.stage.key, node.stage.codec) if node.stored else None
+            if found is not None:
+                node.output, node.state = found, "done"
+                return
+            node.state, node.cached, node.stored = "waiting", False, False
+            node.event.clear()
+            self._try_start(node)
 
     def _run_if_free(self, node: Node) -> None:
         """A free stage that another stage needs runs now, in the planning thread: the stage
@@ -169,6 +221,7 @@ class Engine:
         """Run a deferred stage here, in the calling (test's) thread; a KeyboardInterrupt it
         raises stops the run. The deferred stages it needs run first."""
         for need in node.stage.needs:
+            self._load_if_stored(self._nodes[need])
             self._run_if_deferred(self._nodes[need])
         with self._lock:
             if node.state != "deferred":
@@ -190,6 +243,32 @@ class Engine:
         with self._lock:
             self._cpu_seconds += cost.cpu_seconds
             self._finish(node, output, None if stage.free else cost)
+            if stage.measured is not None:
+                self._measured_here(stage.measured, cost.cpu_seconds)
+
+    def _stay_home(self, node: Node, why: StaysHome) -> None:
+        """A stage whose code could not run on the executor runs in its test's thread, and so
+        does the rest of its group; the run says so once (`stayed_home`)."""
+        stage = node.stage
+        assert isinstance(stage, CpuStage)
+        node.state, node.future = "deferred", None
+        group = stage.measured or stage.label
+        self.placement.stay_home(group)
+        self.stayed_home.setdefault(group, str(why))
+
+    def _measured_here(self, group: str, seconds: float) -> None:
+        """A stage of measured `group` ran in a test's thread: once the group is worth the
+        executor (`placement`), its stages still left to tests go there."""
+        left = [n for n in self._measured.get(group, ()) if n.state == "deferred"]
+        self._measured[group] = left
+        started = self.slot.started
+        if self.placement.ran_here(group, seconds, left=len(left), pool_started=started):
+            for waiting in left:
+                waiting.state = "running"
+                stage = waiting.stage
+                assert isinstance(stage, CpuStage)
+                self._start_cpu(waiting, stage, tuple(self._nodes[k].output for k in stage.needs))
+            self._measured.pop(group, None)
 
     def cost(self, keys: Sequence[str]) -> StageCost | None:
         """What the stages of `keys` that make an output (not those that score it) cost
@@ -210,7 +289,7 @@ class Engine:
             in_flight, queued = split_waiting(self._waiting, on_wire)
             return Snapshot(
                 total=len(nodes),
-                done=sum(n.state == "done" for n in nodes),
+                done=sum(n.state in DONE for n in nodes),
                 cached=sum(n.cached for n in nodes),
                 failed=sum(n.state == "failed" for n in nodes),
                 in_flight=in_flight,
@@ -223,6 +302,8 @@ class Engine:
 
     def _try_start(self, node: Node) -> None:
         needs = [self._nodes[k] for k in node.stage.needs]
+        for need in needs:
+            self._load_if_stored(need)  # a stored output another stage needs is read now
         failed = next((n for n in needs if n.state == "failed"), None)
         if failed is not None:
             self._fail(node, needed(failed))
@@ -233,12 +314,15 @@ class Engine:
                 # Run by the first test that needs it: a stage that cannot go to processes, and
                 # a free one (reading a saved output: on a thread of its own each read cost
                 # more than itself in hand-offs, and the threads slowed the tests beside them).
-                if node.stage.free or (
-                    not node.stage.portable and self.slot.spec.kind != "threads"
-                ):
+                stage = node.stage
+                if stage.free or (not stage.portable and self.slot.spec.kind != "threads"):
                     node.state = "deferred"
                     return
-                self._start_cpu(node, node.stage, inputs)
+                if stage.measured is not None and not self.placement.to_executor(stage.measured):
+                    node.state = "deferred"  # run by its test, timed, until worth the executor
+                    self._measured.setdefault(stage.measured, []).append(node)
+                    return
+                self._start_cpu(node, stage, inputs)
             else:
                 self._start_model(node, node.stage, inputs)
 
@@ -254,7 +338,7 @@ class Engine:
                 future = executor.submit(timed_call, stage.call, args)
             else:
                 executor = self.slot.get()
-                future = executor.submit(timed_call, stage.call, args)
+                future = self.slot.submit(executor, stage.key, stage.call, args)
         except BrokenProcessPool:
             self.slot.restart(executor)
             node.isolated = True
@@ -287,6 +371,9 @@ class Engine:
                 return
             except concurrent.futures.CancelledError:
                 self._fail(node, DocevalError("cancelled: the run was stopped"))
+                return
+            except StaysHome as exc:
+                self._stay_home(node, exc)
                 return
             except BaseException as exc:
                 self._fail(node, exc)
@@ -345,9 +432,8 @@ class Engine:
         self, node: Node, output: Any, cost: StageCost | None = None, *, cached: bool = False
     ) -> None:
         stage = node.stage
-        if not cached and stage.fingerprint is not None and isinstance(output, str):
-            with contextlib.suppress(OSError):  # the output is good; only keeping it failed
-                store_output(self.cache, stage.key, output, stage.fingerprint, cost)
+        if not cached and stage.fingerprint is not None:
+            node.stored = self._keep(stage, output, cost)
         node.output, node.cached, node.cost, node.state = output, cached, cost, "done"
         node.future = None
         node.event.set()
@@ -355,6 +441,20 @@ class Engine:
             dependant = self._nodes[key]
             if dependant.state == "waiting":
                 self._try_start(dependant)
+
+    def _keep(self, stage: Stage, output: Any, cost: StageCost | None) -> bool:
+        """Store a finished stage's output through its codec, with its fingerprint and what it
+        cost (a warm run reports the cost of the output it reuses); whether it was kept."""
+        if stage.codec.name == "text" and not isinstance(output, str):
+            return False  # a text stage that made something else (a test's stand-in parser)
+        meta: dict[str, Any] = {"fingerprint": stage.fingerprint}
+        if cost is not None:
+            meta["cost"] = cost.to_dict()
+        try:
+            self.cache.put(stage.key, output, stage.codec, meta)
+        except (OSError, TypeError, ValueError):  # the output is good; only keeping it failed
+            return False
+        return self.cache.writes
 
     def _fail(self, node: Node, error: BaseException) -> None:
         node.error, node.state, node.future = error, "failed", None
@@ -385,7 +485,7 @@ class Engine:
         """
         with self._lock:
             self._closed = True
-            unfinished = [n for n in self._nodes.values() if n.state not in ("done", "failed")]
+            unfinished = [n for n in self._nodes.values() if not n.finished]
             cpu = [n.future for n in unfinished if n.future and isinstance(n.stage, CpuStage)]
             model = [n.future for n in unfinished if n.future and isinstance(n.stage, ModelStage)]
         for future in cpu:
@@ -400,7 +500,7 @@ class Engine:
             self._threads.shutdown(wait=not cancel, cancel_futures=True)
         with self._lock:
             for node in unfinished:
-                if node.state not in ("done", "failed"):  # a need's failure may have failed it
+                if not node.finished:  # a need's failure may have failed it
                     self._fail(node, DocevalError("not run: the run was stopped"))
             for node in unfinished:
                 if node.state == "failed":  # a cancelled queued stage failed through its future

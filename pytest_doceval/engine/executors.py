@@ -1,4 +1,5 @@
-"""Where CPU stages run: ``processes`` (default), ``threads`` or ``dask:tcp://HOST:PORT``.
+"""Where CPU stages run: ``processes`` (default), ``threads`` or ``dask:tcp://HOST:PORT``; an
+xdist worker's ``processes`` is the controller's pool (``shared:ADDRESS``, `shared_pool`).
 
 Every executor is a `concurrent.futures.Executor`, so the engine treats them alike and every
 executor gives the same numbers. ``processes`` is a process pool with one worker per core
@@ -15,10 +16,11 @@ import concurrent.futures
 import multiprocessing
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_doceval.engine.stages import count_whole_process
+from pytest_doceval.engine.stages import count_whole_process, timed_call
 from pytest_doceval.errors import SuiteConfigError
 
 DEFAULT_EXECUTOR = "processes"
@@ -32,6 +34,8 @@ class ExecutorSpec:
 
     @property
     def text(self) -> str:
+        if self.kind == "shared":
+            return "processes (shared)"  # the address holds a secret: never printed
         return f"dask:{self.address}" if self.kind == "dask" else self.kind
 
 
@@ -42,6 +46,8 @@ def parse_executor(text: str, *, workers: int = 0) -> ExecutorSpec:
         return ExecutorSpec(value, workers=workers)
     if value.startswith("dask:") and "://" in value[5:]:
         return ExecutorSpec("dask", value[5:])  # the cluster says how many workers
+    if value.startswith("shared:") and "#" in value:  # set by the xdist controller, not a user
+        return ExecutorSpec("shared", value[7:], workers=workers)
     raise SuiteConfigError(
         f"executor {text!r}: expected processes, threads or dask:tcp://HOST:PORT"
     )
@@ -100,17 +106,45 @@ class ExecutorSlot:
             return max(1, int(sum(self._client.nthreads().values())))
         return cpu_count()
 
+    @property
+    def started(self) -> bool:
+        """Whether the executor runs already (a pool started costs nothing more to use)."""
+        return self._executor is not None
+
     def get(self) -> concurrent.futures.Executor:
         with self._lock:
             if self._executor is None:
                 self._executor = self._make()
             return self._executor
 
+    def submit(
+        self,
+        executor: concurrent.futures.Executor,
+        key: str,
+        call: Callable[..., Any],
+        args: tuple[Any, ...],
+    ) -> concurrent.futures.Future[Any]:
+        """``timed_call(call, args)`` on `executor` (one this slot gave), keyed by the stage's
+        `key` where the executor can use a key: the shared pool and a Dask cluster run a key
+        that two processes send at once only once."""
+        from pytest_doceval.engine.pool_client import SharedPoolClient
+
+        if isinstance(executor, SharedPoolClient):
+            return executor.submit_keyed(key, call, args)
+        if self._client is not None:  # Dask's executor passes the key on to its client
+            keyed: Any = executor
+            return keyed.submit(timed_call, call, args, key=f"doceval-{key}")  # type: ignore[no-any-return]
+        return executor.submit(timed_call, call, args)
+
     def _make(self) -> concurrent.futures.Executor:
         if self.spec.kind == "threads":
             return concurrent.futures.ThreadPoolExecutor(
                 self.workers, thread_name_prefix="doceval-cpu"
             )
+        if self.spec.kind == "shared":
+            from pytest_doceval.engine.pool_client import SharedPoolClient
+
+            return SharedPoolClient(self.spec.address or "", self.workers)
         if self.spec.kind == "dask":
             try:
                 from distributed import Client

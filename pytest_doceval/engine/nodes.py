@@ -17,18 +17,30 @@ class StageFailed(SystemRunError):
     """A stage a test depends on failed (the message names the stage and the cause)."""
 
 
+# States a stage ends in: done (its value held, or stored or released) or failed.
+DONE = ("done", "stored", "released")
+FINISHED = (*DONE, "failed")
+
+
 @dataclass
 class Node:
     stage: Stage
-    state: str = "waiting"  # waiting | deferred | running | done | failed | dropped
+    # waiting | deferred | running | done | failed | dropped, and two kinds of done whose value
+    # is not held: stored (in the store, read when asked) and released (taken by its test)
+    state: str = "waiting"
     output: Any = None
     error: BaseException | None = None
     cached: bool = False
+    stored: bool = False  # its output is in the store (found there, or kept there when made)
     cost: StageCost | None = None  # measured when computed, or read back with a stored output
     isolated: bool = False  # rerun alone after its process pool broke
     future: concurrent.futures.Future[Any] | None = None
     dependants: list[str] = field(default_factory=list)
     event: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def finished(self) -> bool:
+        return self.state in FINISHED
 
     @property
     def counted(self) -> bool:
@@ -69,6 +81,25 @@ def needed(failed: Node) -> StageFailed:
     if isinstance(error, StageFailed):
         return error  # already says which stage failed, and why
     return StageFailed(f"{cause} (stage {failed.stage.label})")
+
+
+def for_test(node: Node, asked_by: Stage) -> StageFailed:
+    """The failure of `node` as the error of a test whose own stage of that key is `asked_by`:
+    the cause, then the stage, both naming the test's own input. Two tests share a stage when
+    their inputs are byte-identical (two copies of one damaged PDF in two cases): the stage
+    ran for the first, and its message names the first one's file."""
+    error = node.error
+    assert error is not None
+    cause = str(error) if isinstance(error, DocevalError) else describe(error)
+    label = asked_by.label
+    if asked_by is not node.stage:
+        for theirs, own in zip(node.stage.inputs, asked_by.inputs, strict=False):
+            cause = cause.replace(str(theirs), str(own))
+    # The cause first (pytest's short summary cuts long lines), then where it happened -- the
+    # file once: a cause that names the input is told which system read it, not the file again.
+    if asked_by.system is not None and any(str(path) in cause for path in asked_by.inputs):
+        label = asked_by.system
+    return StageFailed(f"{cause} (stage {label})")
 
 
 def describe(error: BaseException) -> str:

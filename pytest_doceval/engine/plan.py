@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_doceval.engine.stages import CpuStage, Stage
+from pytest_doceval.engine.stages import CpuStage, Stage, StageInfo, info_of
 from pytest_doceval.errors import CaseInputError, DocevalError
 from pytest_doceval.files import read_text
 from pytest_doceval.store import cache_key, file_digest
@@ -51,7 +51,9 @@ class Plan:
         return [stage.key for stage in self.stages]
 
     def stage(self, name: str) -> Stage:
-        key = self.results[name]
+        return self.stage_of(self.results[name])
+
+    def stage_of(self, key: str) -> Stage:
         return next(stage for stage in self.stages if stage.key == key)
 
 
@@ -61,7 +63,7 @@ class StageResults:
     it (its key and fingerprint say which output was scored)."""
 
     outputs: Mapping[str, Any]
-    stages: Mapping[str, Stage] = field(default_factory=dict)
+    stages: Mapping[str, StageInfo] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> Any:
         return self.outputs[name]
@@ -83,12 +85,13 @@ NO_RESULTS = StageResults({})
 
 
 def gather(
-    plan: Plan, output: Callable[[str], Any], known: Callable[[str], bool], case: str
+    plan: Plan, output: Callable[[str, Stage], Any], known: Callable[[str], bool], case: str
 ) -> StageResults:
-    """The plan's named results from a runner: `output(key)` waits for a stage's value (raising
-    its failure), `known(key)` says whether the runner was given that stage."""
+    """The plan's named results from a runner: `output(key, stage)` waits for a stage's value
+    (raising its failure, worded for the plan's own `stage`), `known(key)` says whether the
+    runner was given that stage."""
     values: dict[str, Any] = {}
-    stages: dict[str, Stage] = {}
+    stages: dict[str, StageInfo] = {}
     for name in plan.results:
         stage = plan.stage(name)
         if not known(stage.key):
@@ -96,7 +99,7 @@ def gather(
                 f"{case}: stage {stage.label} was never planned (its result {name!r} is what "
                 "this test scores); nothing is computed in its place"
             )
-        values[name], stages[name] = output(stage.key), stage
+        values[name], stages[name] = output(stage.key, stage), info_of(stage)
     return StageResults(values, stages)
 
 
@@ -148,4 +151,5 @@ def saved_output_stage(
         args=(path, what) if args is None else args,
         free=True,
         saved_file=path,
+        inputs=(path,),
     )

@@ -7,9 +7,10 @@ SHA-256 over everything that changes the output (input bytes or upstream keys, t
 fingerprint, prompt, generation settings) and nothing else (timeouts, concurrency, API keys).
 Two tests needing the same key share one run of the stage.
 
-A stage whose `fingerprint` is not None has its (text) output kept in the run's output cache
-under `key`, exactly as the cache keyed it before the engine existed, so baselines' cache keys
-do not move.
+A stage whose `fingerprint` is not None has its output kept in the run's store under `key`,
+exactly as the cache keyed it before the engine existed, so baselines' cache keys do not move.
+How it is kept is the stage's `codec` (text by default; a score is a `CaseResult`, a page count
+JSON): the engine stores and reads every kind of output itself, so no kind writes beside it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_doceval.metrics.cost import StageCost
+from pytest_doceval.store import TEXT, Codec
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,19 @@ class CpuStage:
     # do not count it.
     free: bool = False
     saved_file: Path | None = None  # the saved output it reads (`engine.plan.saved_output_stage`)
+    # How its output is kept in the store (when it has a fingerprint).
+    codec: Codec[Any] = TEXT
+    # Stages of one group (a suite's scores) whose placement is measured: they run in the
+    # thread of the test asking for them until what they cost says the executor is worth the
+    # hand-off (`engine.placement`).
+    measured: str | None = None
+    # The files it reads, as this stage names them: a test sharing the stage of another test
+    # (byte-identical inputs in two cases) is told of its own file when it fails.
+    inputs: tuple[Path, ...] = ()
+    # The test's own verdict (its score, `run.score_stage`): what it raises is the test's error
+    # as raised (a kind's input error, a skip), not a stage failure of the test.
+    verdict: bool = False
+    system: str | None = None  # the system whose output it makes (a parse)
 
 
 def answer_text(response: Any) -> str:
@@ -69,9 +84,36 @@ class ModelStage:
     fingerprint: Mapping[str, Any] | None = None
     answer: Callable[[Any], Any] = answer_text
     scoring: bool = False  # as `CpuStage.scoring`
+    codec: Codec[Any] = TEXT  # as `CpuStage.codec`
+    inputs: tuple[Path, ...] = ()  # as `CpuStage.inputs`
+    system: str | None = None  # as `CpuStage.system`
 
 
 Stage = CpuStage | ModelStage
+
+
+class StaysHome(Exception):
+    """Raised by a stage's call in a process it cannot run in (its code does not travel
+    there: a kind or system only the pytest session knows): the engine runs it in the test's
+    own process instead."""
+
+
+@dataclass(frozen=True)
+class StageInfo:
+    """What scoring may know of the stage that made a result (its key and fingerprint say which
+    output was scored; `saved_file` the file a saved output was read from, `system` the system
+    that made it): a stage without its call, cheap to send to another process."""
+
+    key: str
+    label: str
+    fingerprint: Mapping[str, Any] | None = None
+    saved_file: Path | None = None
+    system: str | None = None  # the system whose output it is (a parse)
+
+
+def info_of(stage: Stage) -> StageInfo:
+    saved = stage.saved_file if isinstance(stage, CpuStage) else None
+    return StageInfo(stage.key, stage.label, stage.fingerprint, saved, stage.system)
 
 
 def chat_stage(

@@ -1,0 +1,147 @@
+"""One process pool for a whole xdist run: owned by the controller, used by every worker.
+
+Each xdist worker plans the stages of its own tests, but their CPU work goes to one pool sized
+to the machine (`SharedPool`, in the controller), so a stage planned by any worker runs on any
+free core, and a stage two workers need at once runs once (the pool keeps the stage's key
+while it runs). Before this, each worker had a pool of its own with its share of the cores, and
+work stealing moved tests but not the stages queued in a pool: one worker ground through OCR
+pages while the other idled.
+
+The pool is a standard `ProcessPoolExecutor`; what this module adds is only the way in. A
+worker's `SharedPoolClient` (a `concurrent.futures.Executor`) sends a stage -- its key and the
+pickled call -- over a `multiprocessing.connection` socket that only the run knows (an
+authentication key in the workers' input); a thread of the controller hands it to the pool
+and sends the pickled answer back. The controller never unpickles a stage or its output (it
+would import the kinds' and parsers' code). The pool starts when the first stage arrives: a
+warm run starts no process.
+
+A pool process that dies (a parser that crashes its process) breaks the pool: it is replaced
+and the stage that was running runs again, alone in a pool of its own, so the one that kills
+its process again fails alone (as `Engine` does for its own pool).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import os
+import pickle
+import secrets
+import tempfile
+import threading
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.connection import Connection, Listener
+from pathlib import Path
+from typing import Any
+
+from pytest_doceval.engine.stages import timed_call
+from pytest_doceval.errors import DocevalError
+
+SCHEME = "shared:"
+
+
+def run_pickled(payload: bytes) -> bytes:
+    """A pool process's work: the pickled ``(call, args)`` run and timed, the outcome pickled
+    (``("ok", (output, cost))`` or ``("error", exception)``). Module-level: pickled by name."""
+    try:
+        call, args = pickle.loads(payload)
+        outcome: tuple[str, Any] = ("ok", timed_call(call, args))
+    except BaseException as exc:
+        outcome = ("error", exc)
+    try:
+        return pickle.dumps(outcome)
+    except Exception:  # an output or exception that cannot be pickled: say what it was
+        what = outcome[1]
+        message = f"{type(what).__name__}: {what}" if outcome[0] == "error" else repr(what)
+        return pickle.dumps(("error", DocevalError(f"not picklable: {message}"[:2000])))
+
+
+def _alone(payload: bytes) -> bytes:
+    from pytest_doceval.engine.executors import process_pool
+
+    with process_pool(1) as pool:
+        return pool.submit(run_pickled, payload).result()
+
+
+class SharedPool:
+    """The controller's pool and the socket its workers reach it by (see the module)."""
+
+    def __init__(self, workers: int) -> None:
+        from pytest_doceval.engine.executors import ExecutorSlot, ExecutorSpec
+
+        self.slot = ExecutorSlot(ExecutorSpec("processes", workers=workers))
+        self._folder = tempfile.mkdtemp(prefix="doceval-pool-")
+        self._authkey = secrets.token_bytes(32)
+        self._listener = Listener(
+            os.path.join(self._folder, "pool"), family="AF_UNIX", authkey=self._authkey
+        )
+        self._running: dict[str, concurrent.futures.Future[bytes]] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+        self._connections: list[Connection] = []
+        threading.Thread(target=self._accept, name="doceval-pool-accept", daemon=True).start()
+
+    @property
+    def address(self) -> str:
+        """What a worker needs to reach the pool (its executor spec, after ``shared:``)."""
+        return f"{self._listener.address}#{self._authkey.hex()}"
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                connection = self._listener.accept()
+            except (OSError, EOFError):
+                if self._closed:
+                    return
+                continue  # a client that failed to authenticate
+            self._connections.append(connection)
+            name = "doceval-pool-serve"
+            threading.Thread(target=self._serve, args=(connection,), name=name, daemon=True).start()
+
+    def _serve(self, connection: Connection) -> None:
+        with connection:
+            while True:
+                try:
+                    message = connection.recv_bytes()
+                except (OSError, EOFError):
+                    return  # the worker is done (or gone)
+                key, _, payload = message.partition(b"\0")
+                try:
+                    answer = self._run(key.decode(), payload)
+                except BaseException as exc:  # the pool itself failed: the stage fails
+                    answer = pickle.dumps(("error", DocevalError(f"shared pool: {exc}")))
+                try:
+                    connection.send_bytes(answer)
+                except (OSError, EOFError):
+                    return
+
+    def _run(self, key: str, payload: bytes) -> bytes:
+        """The stage `key`'s answer; a stage already running for another worker is waited for,
+        not run again."""
+        with self._lock:
+            executor = self.slot.get()
+            future = self._running.get(key)
+            if future is None:
+                future = self._running[key] = executor.submit(run_pickled, payload)
+                future.add_done_callback(lambda _: self._forget(key))
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            self.slot.restart(executor)
+            return _alone(payload)
+
+    def _forget(self, key: str) -> None:
+        with self._lock:
+            self._running.pop(key, None)
+
+    def close(self, *, cancel: bool = False) -> None:
+        self._closed = True
+        with contextlib.suppress(OSError):
+            self._listener.close()
+        for connection in self._connections:
+            with contextlib.suppress(OSError):
+                connection.close()
+        self.slot.close(cancel=cancel)
+        with contextlib.suppress(OSError):
+            Path(self._folder, "pool").unlink(missing_ok=True)
+            os.rmdir(self._folder)
