@@ -1,8 +1,10 @@
 """pytest nodes: a ``suite.toml`` file collects one item per (case, system).
 
-Evaluation runs in ``setup`` and gating in ``runtest``: bad input (a corrupt PDF, a missing
-truth file) shows as an ERROR -- nothing could be measured -- while a regression against the
-baseline shows as a FAILED test with the rule that failed.
+A test's plan is made once (`run.planned.PlannedTest`: when the run plans it, or at its setup if
+it was not), and kept on its item. ``setup`` takes its score from the engine and builds its
+row, ``runtest`` gates it: bad input (a corrupt PDF, a missing truth file) shows as an ERROR --
+nothing could be measured -- while a regression against the baseline shows as a FAILED test
+with the rule that failed.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ import pytest
 
 from pytest_doceval.errors import DocevalError, SystemUnavailable
 from pytest_doceval.kinds import CaseRef, case_row
+from pytest_doceval.results import CaseResult
 from pytest_doceval.rows import Row
-from pytest_doceval.session import SESSION_KEY
+from pytest_doceval.run.case_gates import case_gate_failures
+from pytest_doceval.run.planned import PlannedTest
+from pytest_doceval.session import SESSION_KEY, DocevalSession
 
 
 class GateFailure(DocevalError):
@@ -27,7 +32,7 @@ class SuiteFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         session = self.config.stash[SESSION_KEY]
         try:
-            suite = session.suite(self.path)
+            suite = session.catalog.suite(self.path)
         except DocevalError as exc:
             # An item, not a collection error: pytest would stop the whole run on the latter,
             # and a broken suite must not keep the other suites from running.
@@ -63,7 +68,8 @@ class CaseItem(pytest.Item):
         super().__init__(**kwargs)
         self.ref = ref
         self.suite_name = self.path.parent.name
-        self.result: Any = None
+        self.planned: PlannedTest | None = None  # made when the run plans the test
+        self.result: CaseResult | None = None
         self._row: Row | None = None
         self._done = False
 
@@ -81,7 +87,7 @@ class CaseItem(pytest.Item):
         self._row = row
 
     @property
-    def _session(self) -> Any:
+    def _session(self) -> DocevalSession:
         return self.config.stash[SESSION_KEY]
 
     @property
@@ -95,23 +101,41 @@ class CaseItem(pytest.Item):
             return self.nodeid
         return f"{path}::{self.name}"
 
+    def plan(self) -> PlannedTest:
+        """This test's plan, made once (the suite of a broken suite file raises its error)."""
+        if self.planned is None:
+            self.planned = self._session.plan(self.path, self.ref)
+        return self.planned
+
     def setup(self) -> None:
         session = self._session
-        suite = session.suite(self.path)
         started = time.perf_counter()
-        session.stages.wait_for_stages(self.nodeid)
+        planned = self.plan()
+        stages = session.stages
+        assert stages is not None, "a process that runs tests has an engine"
         try:
-            self.result = session.evaluate(suite, self.ref, self.nodeid)
+            self.result = stages.score(planned)
         except SystemUnavailable as exc:
             pytest.skip(str(exc))
         row = case_row(self.suite_name, self.ref, self.result, nodeid=self.report_nodeid)
         row["duration"] = round(time.perf_counter() - started, 4)
-        row["baseline"] = session.baseline_metrics(suite, self.ref)
+        row["baseline"] = (
+            None if planned.baseline.metrics is None else dict(planned.baseline.metrics)
+        )
         self.doceval_row = row
 
     def runtest(self) -> None:
+        planned, result = self.plan(), self.result
+        assert result is not None
         session = self._session
-        failures = session.gate_failures_for(session.suite(self.path), self.ref, self.result)
+        failures = case_gate_failures(
+            planned.suite,
+            self.ref,
+            result,
+            session.baselines,
+            recorded=planned.baseline.metrics,
+            updating=session.options.update,
+        )
         if failures:
             raise GateFailure("\n".join(failures))
 
@@ -122,8 +146,9 @@ class CaseItem(pytest.Item):
         if self.result is not None:
             for metric, value in sorted(self.result.metrics.items()):
                 self.user_properties.append((metric, round(float(value), 6)))
-        # The setup and call reports (made before this) hold what the controller needs.
-        self.result, self._row, self._done = None, None, True
+        # The setup and call reports (made before this) hold what the controller needs; the
+        # plan is done with (a run of 100,000 tests keeps its items to the end).
+        self.result, self._row, self._done, self.planned = None, None, True, None
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, None, f"{self.suite_name}/{self.name}"

@@ -9,9 +9,12 @@ from __future__ import annotations
 import gc
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from pytest_doceval.session import DocevalSession, ExecutorChoice
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -141,7 +144,7 @@ def lead_with_cause(message: str, *roots: Path) -> str:
     return first + newline + rest
 
 
-def _session(config: pytest.Config) -> Any:
+def _session(config: pytest.Config) -> DocevalSession | None:
     from pytest_doceval.session import SESSION_KEY
 
     return config.stash.get(SESSION_KEY, None)
@@ -172,7 +175,13 @@ def pytest_configure(config: pytest.Config) -> None:
     _check_numbers(config)
     from pytest_doceval.config import ProjectConfig, StatsConfig, find_project_root
     from pytest_doceval.errors import DocevalError
-    from pytest_doceval.session import SESSION_KEY, DocevalSession, Options, parse_shard
+    from pytest_doceval.session import (
+        SESSION_KEY,
+        DocevalSession,
+        Options,
+        Role,
+        parse_shard,
+    )
 
     invoked = Path(config.invocation_params.dir)
     root = find_project_root(*_given_paths(config), config.rootpath, invoked)
@@ -205,11 +214,19 @@ def pytest_configure(config: pytest.Config) -> None:
         shard=parse_shard(config.getoption("doceval_shard")),
         shard_durations=invoked / durations if durations else json_path,
     )
-    session = DocevalSession(config, project, options, root=root)
+    role = Role.of(config)
+    session = DocevalSession(
+        config,
+        project,
+        options,
+        root=root,
+        role=role,
+        executor=_worker_executor(config, options.executor),
+    )
     config.stash[SESSION_KEY] = session
-    from pytest_doceval.session_hooks import SessionHooks
+    from pytest_doceval.session_hooks import register
 
-    config.pluginmanager.register(SessionHooks(session), "doceval-session")
+    register(config, session)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # `pytest --doceval` with no paths runs the evaluation suites, not the test paths.
         suites = _suite_paths(project, root)
@@ -360,6 +377,24 @@ def pytest_report_from_serializable(
                 fields[name] = [tuple(v) if isinstance(v, list) else v for v in fields[name]]
         data.update(fields)
     return (yield)
+
+
+def _worker_executor(config: pytest.Config, executor: str) -> ExecutorChoice | None:
+    """An xdist worker's executor: the controller's shared pool (for ``processes``) and where
+    it publishes its progress, as its ``workerinput`` says; None elsewhere."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        return None
+    from pytest_doceval.run.worker_progress import FOLDER_KEY
+    from pytest_doceval.session import ExecutorChoice
+    from pytest_doceval.session_hooks.controlling import POOL_KEY
+
+    folder = workerinput.get(FOLDER_KEY)
+    return ExecutorChoice(
+        executor,
+        publish_to=Path(folder) / f"{workerinput['workerid']}.json" if folder else None,
+        shared_pool=workerinput.get(POOL_KEY),
+    )
 
 
 def _executor(text: str) -> str:

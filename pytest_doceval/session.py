@@ -1,13 +1,16 @@
-"""The doceval session: one object from configure to sessionfinish, kept in ``config.stash``.
+"""The doceval session: the wiring of one run, kept in ``config.stash`` from configure to the end.
 
-Workers (pytest-xdist) and a plain run evaluate items through it; only the controller (or the
-plain run) aggregates rows, writes the report and the baselines, and applies suite gates. Rows
-reach the controller on the test reports, as builtin types only.
+It builds the run's parts once -- the store, the models, the suite catalogue, the baselines, the
+planner of tests, and for its role the stage engine (a process that runs tests: a plain run or
+an xdist worker) and the controller (a process that reports: a plain run or the xdist
+controller) -- and holds nothing per test: a test's state is its `PlannedTest`, on its item.
+The role's hooks (`session_hooks`) drive it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,24 +18,48 @@ import pytest
 
 from pytest_doceval.config import ProjectConfig, StatsConfig
 from pytest_doceval.errors import DocevalError
-from pytest_doceval.kinds import CaseRef, RunContext, Suite
+from pytest_doceval.kinds import CaseRef
 from pytest_doceval.models.runtime import ModelRuntime
-from pytest_doceval.results import CaseResult
-from pytest_doceval.rows import Row
 from pytest_doceval.run import shards
 from pytest_doceval.run.analysis_cache import AnalysisCache
-from pytest_doceval.run.case_gates import SuiteBaselines, case_gate_failures
+from pytest_doceval.run.case_gates import SuiteBaselines
 from pytest_doceval.run.catalog import SuiteCatalog
 from pytest_doceval.run.controller import Controller
-from pytest_doceval.run.progress import summary_line
-from pytest_doceval.run.score_cache import ScoreCache
+from pytest_doceval.run.planned import PlannedTest, Planner
+from pytest_doceval.run.score_key import ScoreKeys
 from pytest_doceval.run.stage_run import StageRun
 from pytest_doceval.store import Store
 
 if TYPE_CHECKING:
-    from pytest_doceval.report.schema import Report
+    from pytest_doceval.engine import ExecutorSpec
 
 SESSION_KEY: pytest.StashKey[DocevalSession] = pytest.StashKey()
+
+
+class Role(Enum):
+    """What this process does in the run: plain runs and reports; an xdist worker runs the
+    tests it is handed; the xdist controller hands them out and reports."""
+
+    PLAIN = "plain"
+    WORKER = "xdist worker"
+    CONTROLLER = "xdist controller"
+
+    @property
+    def runs_tests(self) -> bool:
+        return self is not Role.CONTROLLER
+
+    @property
+    def reports(self) -> bool:
+        return self is not Role.WORKER
+
+    @classmethod
+    def of(cls, config: pytest.Config) -> Role:
+        if hasattr(config, "workerinput"):
+            return cls.WORKER
+        processes = config.getoption("numprocesses", None)
+        if processes and config.getoption("dist", "no") != "no":
+            return cls.CONTROLLER
+        return cls.PLAIN
 
 
 @dataclass(frozen=True)
@@ -58,182 +85,101 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
 
 
 class DocevalSession:
-    """The run's lifecycle: what it is made of (catalogue, baselines, models, stage engine,
-    controller) and the calls pytest's hooks make on it, each handed to the part that owns it."""
+    """The run's parts (see the module docstring)."""
 
     def __init__(
-        self, config: pytest.Config, project: ProjectConfig, options: Options, *, root: Path
+        self,
+        config: pytest.Config,
+        project: ProjectConfig,
+        options: Options,
+        *,
+        root: Path,
+        role: Role,
+        executor: ExecutorChoice | None = None,
     ) -> None:
         self.config = config
         self.project = project
         self.options = options
+        self.role = role
         self.rootpath = root  # the doceval project's root: baselines and cache live here
         workerinput = getattr(config, "workerinput", None)
-        # One store for outputs, responses and embeddings; xdist workers share the run id.
-        run_id = workerinput["testrunuid"] if workerinput else None
-        self.cache = Store(options.cache_dir, options.cache_mode, run_id=run_id)
-        self.models = _model_runtime(config, root, self.cache)
+        # One store for outputs, responses, embeddings and scores; xdist workers share the run id.
+        self.store = Store(
+            options.cache_dir,
+            options.cache_mode,
+            run_id=workerinput["testrunuid"] if workerinput else None,
+        )
+        self.models = _model_runtime(config, root, self.store)
         self.catalog = SuiteCatalog(config, project, self.models)
         self.baselines = SuiteBaselines(root / project.baselines)
-        self.controller = Controller(
+        # Reports, baselines and the store are never a score's inputs.
+        not_inputs = [root / project.baselines, options.json_path]
+        not_inputs += [p for p in (options.cache_dir, options.html_path) if p is not None]
+        self.planner = Planner(
             suite=self.catalog.suite,
             baselines=self.baselines,
-            stats=options.stats,
-            update=options.update,
-            root=root,
-            invoked_in=Path(config.invocation_params.dir),
-            prepare_ahead=_is_xdist_controller(config),
-            analysis=AnalysisCache(self.cache),
-        )
-        # A result whose inputs, outputs and scoring code are unchanged is read, not scored.
-        self.scores = ScoreCache(
-            self.cache,
-            root,
-            not_inputs=[
-                root / project.baselines,
-                *([options.cache_dir] if options.cache_dir else []),
-                options.json_path,
-                *([options.html_path] if options.html_path else []),
-            ],
+            score_keys=ScoreKeys(self.store, root, not_inputs=not_inputs),
+            store=self.store,
+            project_root=root,
+            defaults=self.catalog.defaults,
         )
         # A shard run balances its cases by the durations of the last whole run (or none).
         self.shard_durations = (
             shards.load_durations(options.shard_durations) if options.shard else {}
         )
         self.shard_plan: shards.ShardPlan | None = None  # set once the tests are collected
-        self.stages = StageRun(
-            config,
-            executor=options.executor,
-            store=self.cache,
-            models=self.models,
-            suite=self.catalog.suite,
-        )
-        # node id -> its planning's score key, and whether a result was stored under it
-        self._planned_keys: dict[str, tuple[str | None, bool]] = {}
-        self.stages.result_stored = self._result_stored
-
-    # -- suites and baselines -----------------------------------------------------------------
-
-    def suite(self, file: Path) -> Suite:
-        return self.catalog.suite(file)
-
-    def headline_columns(self) -> list[str]:
-        return self.catalog.headline_columns()
-
-    def baseline_metrics(self, suite: Suite, ref: CaseRef) -> dict[str, float] | None:
-        return self.baselines.metrics(suite, ref)
-
-    # -- the stage engine (`self.stages`, run/stage_run.py: plan, wait, progress) ----------------
-
-    def close_models(self, *, interrupted: bool = False) -> None:
-        """Stop the engine and the models; one line of totals (a worker's go to the
-        controller, which sums them)."""
-        self.stages.close(interrupted=interrupted)
-        totals = self.stages.totals
-        workeroutput = getattr(self.config, "workeroutput", None)
-        if workeroutput is not None:
-            workeroutput["doceval_engine"] = totals.to_dict()
-        elif totals.stages:
-            self.summary_lines.append(summary_line(totals))
-        self.models.close()
-        self.cache.close()  # the store's last batch of rows, before the process ends
-
-    # -- one test -----------------------------------------------------------------------------
-
-    def evaluate(self, suite: Suite, ref: CaseRef, nodeid: str = "") -> CaseResult:
-        baseline = self.baselines.comparable(suite)
-        previous = baseline.cache_key(ref.key) if baseline is not None else None
-        metrics = baseline.metrics(ref.key) if baseline is not None else None
-        plan = self.stages.take_plan(suite, ref, nodeid)
-        key, stored = self._score_key(suite, ref, nodeid)
-        result = self.scores.get(key) if stored else None
-        if result is None:
-            results = self.stages.results(plan, f"{suite.name}/{ref.key}")
-            ctx = RunContext(self.cache, previous_cache_key=previous, baseline=metrics)
-            result = suite.evaluate(ref, results, ctx)
-            for metric in result.metrics:
-                suite.metric_spec(metric)  # a kind must declare what it measures
-            self.scores.put(key, result, row=f"{suite.name}/{ref.key}")
-        cost = self.stages.cost(nodeid)
-        if cost is not None:
-            result.metrics.update(cost.metrics())
-        return result
-
-    def _score_key(self, suite: Suite, ref: CaseRef, nodeid: str) -> tuple[str | None, bool]:
-        """The key of the test's stored result, and whether one may be stored under it. The
-        key its planning made (`_result_stored`) is taken, not made again (a key hashes the
-        result's inputs and the baseline's entry), and so is planning's look in the store:
-        a result it did not find is not looked for again (a miss cost a read a test)."""
-        planned = self._planned_keys.pop(nodeid, None)
-        if planned is not None:
-            return planned
-        return self._make_score_key(suite, ref, self.stages.output_keys(nodeid)), True
-
-    def _make_score_key(
-        self, suite: Suite, ref: CaseRef, stage_keys: list[str] | None
-    ) -> str | None:
-        baseline = self.baselines.comparable(suite)
-        return self.scores.key(
-            suite,
-            ref,
-            stage_keys=stage_keys,
-            previous_cache_key=baseline.cache_key(ref.key) if baseline is not None else None,
-            baseline=baseline.metrics(ref.key) if baseline is not None else None,
-        )
-
-    def _result_stored(
-        self, nodeid: str, suite: Suite, ref: CaseRef, stage_keys: list[str]
-    ) -> bool:
-        key = self._make_score_key(suite, ref, stage_keys)
-        stored = self.scores.has(key)
-        self._planned_keys[nodeid] = (key, stored)  # for the test's `_score_key`, which takes it
-        return stored
-
-    def gate_failures_for(self, suite: Suite, ref: CaseRef, result: CaseResult) -> list[str]:
-        return case_gate_failures(suite, ref, result, self.baselines, updating=self.options.update)
-
-    # -- the controller -----------------------------------------------------------------------
-
-    def add_row(self, suite_file: Path, row: Row) -> None:
-        self.controller.add_row(suite_file, row)
-
-    def finish(self, *, interrupted: bool = False) -> bool:
-        """Aggregate, write report and baselines, apply suite gates. True if a gate failed."""
-        shard = self.options.shard
-        plan = self.shard_plan
-        ran = not self.config.getoption("collectonly", False)
-        try:
-            return self.controller.finish(
-                json_path=self.options.json_path,
-                html_path=self.options.html_path,
-                shard=None if shard is None else f"{shard[0]}/{shard[1]}",
-                shard_basis=None if shard is None else shards.basis(self.shard_durations),
-                empty_shard=plan.empty_line() if plan is not None and plan.empty and ran else None,
-                interrupted=interrupted,
+        self.stages: StageRun | None = None
+        if role.runs_tests:
+            choice = executor or ExecutorChoice(options.executor)
+            self.stages = StageRun(
+                config,
+                executor=choice.spec,
+                store=self.store,
+                models=self.models,
+                publish_to=choice.publish_to,
             )
-        finally:
-            self.cache.close()  # the suite analyses it kept
+        self.controller: Controller | None = None
+        if role.reports:
+            self.controller = Controller(
+                suite=self.catalog.suite,
+                baselines=self.baselines,
+                stats=options.stats,
+                update=options.update,
+                root=root,
+                invoked_in=Path(config.invocation_params.dir),
+                prepare_ahead=role is Role.CONTROLLER,
+                analysis=AnalysisCache(self.store),
+            )
+
+    def plan(self, suite_file: Path, ref: CaseRef) -> PlannedTest:
+        return self.planner.plan(suite_file, ref)
+
+    def close(self, *, interrupted: bool) -> None:
+        """Stop the engine and the models, and write the store's last rows."""
+        if self.stages is not None:
+            self.stages.close(interrupted=interrupted)
+        self.models.close()
+        self.store.close()
+
+
+@dataclass(frozen=True)
+class ExecutorChoice:
+    """Where a process that runs tests runs its CPU stages: the ``--doceval-executor`` spec
+    (``processes`` a pool of this process sized to the machine; in an xdist worker, the
+    controller's shared pool) and, for an xdist worker, the file it publishes its state in."""
+
+    text: str
+    publish_to: Path | None = None
+    shared_pool: str | None = None  # an xdist worker: the controller's pool's address
 
     @property
-    def report(self) -> Report | None:
-        """The report written by `finish` (None before, or when no evaluation test ran)."""
-        return self.controller.report
+    def spec(self) -> ExecutorSpec:
+        from pytest_doceval.engine import parse_executor
 
-    @property
-    def summary_lines(self) -> list[str]:
-        return self.controller.summary_lines
-
-    @property
-    def gate_failures(self) -> list[str]:
-        return self.controller.gate_failures
-
-
-def _is_xdist_controller(config: pytest.Config) -> bool:
-    """Whether this process hands the tests to xdist workers (and only collects their rows)."""
-    if hasattr(config, "workerinput"):
-        return False
-    processes = config.getoption("numprocesses", None)
-    return bool(processes) and config.getoption("dist", "no") != "no"
+        spec = parse_executor(self.text)
+        if self.shared_pool is not None and spec.kind == "processes":
+            return parse_executor(f"shared:{self.shared_pool}")
+        return spec
 
 
 def _model_runtime(config: pytest.Config, root: Path, store: Store) -> ModelRuntime:

@@ -47,9 +47,9 @@ def test_bad_pdfs_error_on_their_own_tests(pytester: pytest.Pytester) -> None:
             "ERROR *corrupt[[]pymupdf] - not a readable PDF*",
             "ERROR *encrypted[[]pymupdf] - the PDF is encrypted*",
             "ERROR *zero[[]pymupdf] - the PDF has no pages*",
-            # the cause, the stage that failed (the case, the system), and the file
-            "*the PDF is encrypted (password required) (stage pymupdf on "
-            "encrypted/document.pdf) (cases/pdfs/encrypted/document.pdf)",
+            # the cause, the stage that failed (its system), and the file, once
+            "*the PDF is encrypted (password required) (stage pymupdf) "
+            "(cases/pdfs/encrypted/document.pdf)",
         ]
     )
     report = read_report(pytester.path / "doceval-report.json")
@@ -57,6 +57,34 @@ def test_bad_pdfs_error_on_their_own_tests(pytester: pytest.Pytester) -> None:
     assert outcomes == {"corrupt": "error", "encrypted": "error", "good": "passed", "zero": "error"}
     aggregates = report["suites"]["pdfs"]["aggregates"]["pymupdf"]["cer"]
     assert aggregates["n"] == 1  # errors are not measurements
+
+
+def test_byte_identical_bad_pdfs_each_name_their_own_file(pytester: pytest.Pytester) -> None:
+    """Failed downloads saved as document.pdf are often the same bytes: one stage parses them
+    all, and each test's error still names its own file, once, in the terminal and report."""
+    bad = b"%PDF-1.4 this is not a pdf"
+    for suite in ("alpha", "beta"):
+        cases = {name: {"truth": TRUTH, "pdf": "Ferry"} for name in ("one", "two")}
+        folder = write_suite(pytester.path, suite, cases, systems=["pymupdf"], gates="")
+        for name in cases:
+            (folder / name / "document.pdf").write_bytes(bad)
+    result = pytester.runpytest("--doceval", "-rE")
+    result.assert_outcomes(errors=4)
+    lines = [line for line in result.outlines if line.startswith("ERROR cases/")]
+    assert len(lines) == 4
+    for suite in ("alpha", "beta"):
+        report = read_report(pytester.path / "doceval-report.json")
+        for row in report["suites"][suite]["results"]:
+            own = f"cases/{suite}/{row['case']}/document.pdf"
+            assert own in row["message"], row["message"]
+            others = [
+                f"cases/{s}/{c}/document.pdf"
+                for s in ("alpha", "beta")
+                for c in ("one", "two")
+                if (s, c) != (suite, row["case"])
+            ]
+            assert not any(other in row["message"] for other in others), row["message"]
+            assert "(stage pymupdf)" in row["message"]  # the system, not the file again
 
 
 def test_missing_and_undecodable_truth(pytester: pytest.Pytester) -> None:

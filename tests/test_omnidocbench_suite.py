@@ -255,7 +255,7 @@ def test_a_parser_reads_the_page_image_as_a_stage_and_evaluate_only_reads_it(
     plan = suite.plan(ref)
     (stage,) = plan.stages
     assert isinstance(stage, CpuStage) and plan.results == {"output": stage.key}
-    parser = suite.parsers["rapidocr"]
+    parser = suite.sources["rapidocr"].parser
     assert stage.key == cache_key(parser.fingerprint(), file_digest(image))
     assert stage.call is parse_page_image and stage.args == ("rapidocr", parser, image)
     # A runner that was not given the stage: an error naming the case and the stage.

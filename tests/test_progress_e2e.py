@@ -25,7 +25,7 @@ from tests.terminal_screen import render
 
 PAGE = "Tides\nTidal storage moves water between two basins.\n- pumps\n- turbines"
 CASES = 4  # under -n 2, xdist sends all four at once: each worker plans two at its start
-STAGES = 2 * CASES  # a parse and a model request per case
+STAGES = 3 * CASES  # a parse, a model request and the score, per case
 STATUS = re.compile(r"doceval: (\d+)/(\d+) stages done, requests in flight: ")
 # On the wire, then the rest of what the stages wait for (models/counts.py).
 IN_FLIGHT = re.compile(r"requests in flight: echo (\d+)(?: \(\+(\d+) queued\))?")
@@ -98,7 +98,7 @@ def test_an_xdist_run_shows_the_workers_summed(
     start = re.search(rf"^doceval: 0/{STAGES} stages done at start.*$", out, re.M)
     assert start is not None, out
     assert "in each of 2 xdist workers" in start.group(0)
-    assert f"{CASES} CPU stage(s)" in start.group(0), start.group(0)
+    assert f"{2 * CASES} CPU stage(s)" in start.group(0), start.group(0)  # parses and scores
     statuses = status_lines(out)
     assert statuses, out
     assert {total for _, total in statuses} == {STAGES}, statuses

@@ -1,4 +1,4 @@
-"""A warm run re-scores only what changed (`pytest_doceval.run.score_cache`): end to end with a
+"""A warm run re-scores only what changed (`pytest_doceval.run.score_key`): end to end with a
 kind of the user's own that counts its `evaluate` calls, and the key's parts one by one."""
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_doceval.results import CaseResult
-from pytest_doceval.run import score_cache
+from pytest_doceval.run import score_key
 from pytest_doceval.run.code_digest import json_digest, scoring_code_files
-from pytest_doceval.run.score_cache import RESULT, SuiteFiles
+from pytest_doceval.run.score_key import SuiteFiles
+from pytest_doceval.run.score_stage import RESULT
 from pytest_doceval.store import Store
 from tests.conftest import read_report
 from tests.stored_results import rewrite_result, stored_results
@@ -151,7 +152,7 @@ def test_the_scoring_code_digest_is_part_of_the_key(
     _project(pytester.path)
     assert _run(pytester) == ALL
     assert _run(pytester) == []
-    monkeypatch.setattr(score_cache, "scoring_code_digest", lambda kind: "an edited metric")
+    monkeypatch.setattr(score_key, "scoring_code_digest", lambda kind: "an edited metric")
     assert _run(pytester) == ALL
     assert _run(pytester) == []
 
@@ -220,7 +221,7 @@ def test_suite_files_walk_only_the_folders_of_the_cases_asked_for(
 ) -> None:
     """Listing a case's folder waits for that case: a worker running half the cases walks
     half the folders. The digests are those of a walk of everything."""
-    from pytest_doceval.run import score_cache
+    from pytest_doceval.run import score_key
 
     for case in ("a", "b", "c"):
         (tmp_path / case / "outputs").mkdir(parents=True)
@@ -232,13 +233,13 @@ def test_suite_files_walk_only_the_folders_of_the_cases_asked_for(
     everything = SuiteFiles(tmp_path, ["a", "b", "c"])
     expected = {case: everything.digest(case) for case in ("a", "b", "c")}
     walked: list[str] = []
-    original = score_cache._files
+    original = score_key._files
 
     def spy(folder: str | Path, prefix: str = "", **known: Any) -> list[tuple[str, str, str]]:
         walked.append(os.path.basename(folder))
         return original(folder, prefix, **known)
 
-    monkeypatch.setattr(score_cache, "_files", spy)
+    monkeypatch.setattr(score_key, "_files", spy)
     files = SuiteFiles(tmp_path, ["a", "b", "c"])
     assert walked == ["shared"]
     assert files.digest("b") == expected["b"]
@@ -301,10 +302,10 @@ def test_a_case_folders_files_are_those_of_a_full_walk(tmp_path: Path) -> None:
 
     for folder in (case, linked_case):
         expected = _reference_files(folder, "c/")
-        assert score_cache._files(folder, "c/") == expected
+        assert score_key._files(folder, "c/") == expected
         real = os.path.realpath(folder)
-        assert score_cache._files(folder, "c/", real=real) == expected
-    names = [relative for relative, _, _ in score_cache._files(case)]
+        assert score_key._files(folder, "c/", real=real) == expected
+    names = [relative for relative, _, _ in score_key._files(case)]
     assert names == [
         "alias/page.md", "gone.pdf", "outputs/a.md", "scan.pdf", "shared/deep/page.md",
         "shared/scan.pdf", "truth.md",
@@ -318,7 +319,7 @@ def test_a_case_folders_files_are_those_of_a_full_walk(tmp_path: Path) -> None:
 def test_the_scoring_code_is_the_kinds_folder_and_the_shared_rooms() -> None:
     from pytest_doceval.kinds.documents.suite import DocumentsSuite
 
-    package = Path(score_cache.__file__).resolve().parents[1]
+    package = Path(score_key.__file__).resolve().parents[1]
     files = {p.relative_to(package).as_posix() for p in scoring_code_files(DocumentsSuite)}
     for scoring in (
         "kinds/documents/document_score.py",
@@ -482,8 +483,8 @@ def test_a_file_the_suite_names_outside_its_folder_is_an_input(pytester: pytest.
 
 
 def test_each_tests_key_is_made_once(pytester: pytest.Pytester, monkeypatch: Any) -> None:
-    """Planning asks whether a test's result is stored (to skip its scoring stages) and the
-    test then reads it: one key for both, made once (it hashes the inputs and the baseline)."""
+    """A test's score key is made once, when it is planned (it hashes the inputs and the
+    baseline): the score stage is found in the store under it, or stored under it."""
     suite = pytester.path / "cases" / "docs"
     (pytester.path / "pyproject.toml").write_text('[tool.doceval]\nsuites = ["cases"]\n')
     suite.mkdir(parents=True)
@@ -493,13 +494,13 @@ def test_each_tests_key_is_made_once(pytester: pytest.Pytester, monkeypatch: Any
         (suite / case / "truth.md").write_text(f"# {case}\n\nTides move water.\n")
         (suite / case / "outputs" / "saved.md").write_text(f"# {case}\n\nTides move.\n")
     made: list[str] = []
-    key = score_cache.ScoreCache.key
+    key = score_key.ScoreKeys.key
 
-    def counted(self: score_cache.ScoreCache, suite: Any, ref: Any, **kwargs: Any) -> Any:
+    def counted(self: score_key.ScoreKeys, suite: Any, ref: Any, **kwargs: Any) -> Any:
         made.append(ref.key)
         return key(self, suite, ref, **kwargs)
 
-    monkeypatch.setattr(score_cache.ScoreCache, "key", counted)
+    monkeypatch.setattr(score_key.ScoreKeys, "key", counted)
     for _ in range(2):  # cold, then warm
         made.clear()
         result = pytester.runpytest("--doceval", "-p", "no:cacheprovider", "--doceval-html=")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+from pytest_doceval.engine import parse_executor
 from pytest_doceval.run.stage_run import StageRun
 
 
@@ -27,7 +28,7 @@ class CountingEngine:
 def a_worker_stage_run() -> StageRun:
     # An xdist worker's: no terminal of its own, so nothing to register with pytest.
     config: Any = SimpleNamespace(workerinput={"workerid": "gw0"})
-    return StageRun(config, executor="threads", store=None, models=None, suite=None)  # type: ignore[arg-type]
+    return StageRun(config, executor=parse_executor("threads"), store=None, models=None)  # type: ignore[arg-type]
 
 
 def test_between_tests_snapshots_only_when_a_line_is_due() -> None:
@@ -66,11 +67,13 @@ def test_a_worker_asking_to_plan_nothing_new_walks_no_stage() -> None:
     run = a_worker_stage_run()
     engine = CountingEngine()
     run.engine = engine  # type: ignore[assignment]
+    engine.add = lambda stages: [stage.key for stage in stages]  # type: ignore[attr-defined]
     run._publisher = SimpleNamespace()  # type: ignore[assignment]  # already publishing
-    not_a_case: Any = SimpleNamespace(nodeid="test_x.py::test_x")
-    run.plan([not_a_case], announce=False)  # the first plan: the start state
+    run.add([], announce=False)  # the first plan: the start state
     first = engine.snapshots
     assert first == 2
+    test: Any = SimpleNamespace(stages=(SimpleNamespace(key="k"),))
     for _ in range(100):
-        run.plan([not_a_case], announce=False)
+        run.add([], announce=False)
+        run.add([test], announce=False)  # more tests: their stages, and no walk
     assert engine.snapshots == first

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_doceval.session_hooks import _worker_queue
+from pytest_doceval.session_hooks.running import worker_queue as _worker_queue
 
 
 class Queue:

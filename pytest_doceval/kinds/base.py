@@ -12,7 +12,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pytest_doceval.errors import SuiteConfigError
@@ -114,26 +113,6 @@ def system_list(value: object, file: object) -> list[str]:
     if duplicates:
         raise SuiteConfigError(f"{file}: systems listed twice: {', '.join(duplicates)}")
     return list(value)
-
-
-def registered_or_saved(
-    systems_env: SystemEnv, name: str, folder: Path, shown: str, file: object, *, reads: str
-) -> str | None:
-    """Where system `name`'s outputs come from: a registered parser (a note when a folder of
-    saved outputs, `shown` as the user sees it, is there too and is not read: the parser `reads`
-    its inputs itself), else the saved outputs in `folder`; neither is a `SuiteConfigError`
-    naming both."""
-    if name in systems_env:
-        if folder.is_dir():
-            return f"{name} is a registered parser: it {reads} itself, and {shown} is not read"
-        return None
-    if not folder.is_dir():
-        raise SuiteConfigError(
-            f"{file}: unknown system {name!r}: not a registered parser (known: "
-            f"{', '.join(systems_env.registry.names())}) and no folder {shown} of saved "
-            "outputs beside the suite"
-        )
-    return None
 
 
 def check_system_settings(settings: Mapping[str, object], systems: list[str], file: object) -> None:

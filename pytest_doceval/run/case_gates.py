@@ -3,6 +3,7 @@ gates of ``suite.toml`` checked against it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_doceval.errors import DocevalError
@@ -45,16 +46,19 @@ class SuiteBaselines:
             baseline if baseline is not None and baseline.scoring_id == suite.scoring_id else None
         )
 
-    def metrics(self, suite: Suite, ref: CaseRef) -> dict[str, float] | None:
-        baseline = self.comparable(suite)
-        return None if baseline is None else baseline.metrics(ref.key)
-
 
 def case_gate_failures(
-    suite: Suite, ref: CaseRef, result: CaseResult, baselines: SuiteBaselines, *, updating: bool
+    suite: Suite,
+    ref: CaseRef,
+    result: CaseResult,
+    baselines: SuiteBaselines,
+    *,
+    recorded: Mapping[str, float] | None,
+    updating: bool,
 ) -> list[str]:
-    """The kind's own failures and the per-case gate failures. While updating baselines
-    today's numbers are accepted against every baseline-relative rule (tolerances, and the
+    """The kind's own failures and the per-case gate failures against `recorded` (the test's
+    entry in its suite's comparable baseline, found when it was planned). While updating
+    baselines today's numbers are accepted against every baseline-relative rule (tolerances, and the
     kind's own failures, which are against the baseline too), but an absolute bound
     (``>= 0.9``) says what any run must reach and still fails."""
     if updating:
@@ -68,7 +72,6 @@ def case_gate_failures(
             f"{baseline.scoring_id!r}, the suite now scores under {suite.scoring_id!r}; "
             "run pytest --doceval --doceval-update"
         ]
-    recorded = baselines.metrics(suite, ref)
     previous = recorded or {}
     label = f"{suite.name}/{ref.key}"
     failures: list[str] = []

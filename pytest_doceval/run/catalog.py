@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_doceval.config import ProjectConfig, load_suite_spec
+from pytest_doceval.config import ProjectConfig, SuiteSpec, load_suite_spec
 from pytest_doceval.errors import DocevalError, SuiteConfigError
 from pytest_doceval.kinds import Suite
 from pytest_doceval.kinds.registry import kind_class, make_suite
@@ -63,12 +63,14 @@ class SuiteCatalog:
             raise found
         return found
 
+    def defaults(self, spec: SuiteSpec) -> Mapping[str, Any]:
+        """What a suite's systems may fall back on: its own [suite] vlm, else the project's."""
+        vlm = spec.table.get("vlm") or self.project.vlm
+        return {"vlm": vlm, "embedder": self.project.embedder}
+
     def _make(self, file: Path) -> Suite:
         spec = load_suite_spec(file)
-        # What a suite's systems may fall back on: its own [suite] vlm, else the project's.
-        vlm = spec.table.get("vlm") or self.project.vlm
-        defaults: Mapping[str, Any] = {"vlm": vlm, "embedder": self.project.embedder}
-        suite = make_suite(spec, self.registry, self.models, defaults)
+        suite = make_suite(spec, self.registry, self.models, self.defaults(spec))
         other = self._names.setdefault(suite.name, file)
         if other != file:
             raise SuiteConfigError(

@@ -1,7 +1,7 @@
-"""A (case, system) is scored once: its `CaseResult` is kept in the run's store, and a warm run
-whose inputs, outputs and scoring code are unchanged reads it back instead of scoring again.
+"""The key of a test's score stage (`run.score_stage`): a (case, system) is scored once, and a
+warm run whose inputs, outputs and scoring code are unchanged finds its score in the store.
 
-The key (`ScoreCache.key`) is a SHA-256 over everything that determines a result:
+The key (`ScoreKeys.key`) is a SHA-256 over everything that determines a result:
 
 * the kind (its class) and its ``scoring_id``; the case reference (case, system, labels);
 * the bytes of the suite's ``suite.toml``;
@@ -27,8 +27,6 @@ a miss and the case is scored again.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -36,52 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_doceval.kinds import CaseRef, Suite
-from pytest_doceval.results import CaseResult
-from pytest_doceval.rows import plain
 from pytest_doceval.run.code_digest import environment_digest, json_digest, scoring_code_digest
-from pytest_doceval.store import Codec, Store, file_digest
+from pytest_doceval.store import Store, file_digest
 
 # Bumped when the key's recipe changes, so entries keyed the old way are never read.
 KEY_VERSION = "doceval-score/2"  # 2: a CaseResult no longer restates suite, case, system
-_FIELDS = tuple(f.name for f in dataclasses.fields(CaseResult))
-
-
-class ResultCodec(Codec[CaseResult]):
-    """A `CaseResult` as JSON, key order kept, such that the decoded result fills the row the
-    fresh one fills (`CaseResult.fill_row` makes both plain): a report made from a stored result
-    is the report made from the fresh one. NaN and infinite metrics survive (JSON's
-    extension); numpy scalars and keys are written as `pytest_doceval.rows.plain` makes them."""
-
-    name = "result"
-    in_table = True  # one a test: a file each cost more than the rest of the test's overhead
-
-    def encode(self, value: CaseResult) -> str:
-        data = {name: getattr(value, name) for name in _FIELDS}
-        data["metrics"] = {str(k): float(v) for k, v in value.metrics.items()}
-        try:
-            # json's C encoder on the result as it is (`plain` walked it in Python first: a
-            # third of storing a result); `plain` makes only what json cannot write (numpy
-            # scalars) builtin.
-            return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=plain)
-        except (TypeError, ValueError):  # e.g. a numpy-typed key, an array: plain first
-            plain_data = {name: plain(field) for name, field in data.items()}
-            plain_data["metrics"] = data["metrics"]
-            return json.dumps(plain_data, ensure_ascii=False, separators=(",", ":"))
-
-    def decode(self, text: str) -> CaseResult:
-        data = json.loads(text)
-        if not isinstance(data, dict) or set(data) != set(_FIELDS):
-            raise ValueError("not a stored CaseResult of this version")
-        metrics = data["metrics"]
-        if not isinstance(metrics, dict) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in metrics.values()
-        ):
-            raise ValueError("metrics must map names to numbers")
-        data["metrics"] = {k: float(v) for k, v in metrics.items()}
-        return CaseResult(**data)
-
-
-RESULT = ResultCodec()
 
 
 class SuiteFiles:
@@ -262,8 +219,8 @@ def named_outside(suite: Suite) -> list[Path]:
     return sorted(set(found))
 
 
-class ScoreCache:
-    """Stored results of this run's store, and the key each test's result is kept under."""
+class ScoreKeys:
+    """The key each test's score is kept under in the run's store (the module's recipe)."""
 
     def __init__(self, store: Store, project_root: Path, *, not_inputs: Sequence[Path] = ()):
         self.store = store
@@ -313,20 +270,6 @@ class ScoreCache:
                 "project": self._project_digest(),
             }
         )
-
-    def has(self, key: str | None) -> bool:
-        """Whether a result is stored under `key`, as far as the store says without checking
-        it (`get` then reads and checks it: a corrupt one is scored, its scoring stages handed
-        to the engine then)."""
-        return key is not None and self.store.has(key, RESULT)
-
-    def get(self, key: str | None) -> CaseResult | None:
-        return None if key is None else self.store.get(key, RESULT)
-
-    def put(self, key: str | None, result: CaseResult, *, row: str) -> None:
-        """Keep `result` (of test `row`, ``suite/case[system]``, said in the entry's meta)."""
-        if key is not None:
-            self.store.put(key, result, RESULT, {"row": row})
 
     def _files(self, suite: Suite) -> SuiteFiles:
         folder = suite.spec.path

@@ -33,6 +33,18 @@ class Parser(Protocol):
 
 
 @runtime_checkable
+class ImageReader(Protocol):
+    """A system that reads the text of an image given as bytes (an exam question's PNG):
+    ``read_image`` returns the text as the engine gives it."""
+
+    name: str
+
+    def fingerprint(self) -> dict[str, Any]: ...
+
+    def read_image(self, image: bytes) -> str: ...
+
+
+@runtime_checkable
 class ImageParser(Protocol):
     """A parser that also reads a page image (PNG, JPEG) directly: suites whose cases are page
     images (``omnidocbench``) call ``parse_image`` instead of wrapping the image in a PDF."""

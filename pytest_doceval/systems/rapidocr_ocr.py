@@ -37,6 +37,9 @@ class RapidOCRParser(BuiltinParser):
     revision = 1
     defaults: ClassVar[Mapping[str, Any]] = {"dpi": 300}
     packages = ("rapidocr", "onnxruntime")
+    # What its bundled models read (`systems.sources.cannot_read`): no Hangul.
+    languages: ClassVar[frozenset[str]] = frozenset({"en", "zh", "ja"})
+    reads = "Latin scripts, Chinese and Japanese"
 
     def check(self) -> None:
         if not 50 <= self.settings["dpi"] <= 1200:
@@ -54,3 +57,7 @@ class RapidOCRParser(BuiltinParser):
     def parse_image(self, image: Path) -> str:
         """A page image read as it is (``dpi`` applies to rendered PDF pages only)."""
         return ocr_image(image.read_bytes()).strip()
+
+    def read_image(self, image: bytes) -> str:
+        """The text of an image's bytes, as the OCR gives it (an exam question's image)."""
+        return ocr_image(image)

@@ -63,6 +63,7 @@ def parse_stages(
                 needs=(first[-1].key,),
                 fingerprint=fingerprint,
                 portable=False,  # its refine may reach models or state of this process
+                system=system,
             )
             return [*first, second]
         model = parser.model()  # SystemUnavailable (no model configured): the test skips
@@ -85,6 +86,7 @@ def parse_stages(
                 read=read,
                 needs=(first[-1].key,),
                 fingerprint=fingerprint,
+                system=system,
             ),
         ]
     fingerprint = parser.fingerprint()
@@ -96,6 +98,9 @@ def parse_stages(
             args=(system, parser, *args),
             fingerprint=fingerprint,
             portable=_importable(parser),
+            # The files it reads (its path arguments): a failure names the test's own.
+            inputs=tuple(arg for arg in args if isinstance(arg, Path)),
+            system=system,
         )
     ]
 

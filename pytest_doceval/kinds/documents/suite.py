@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.engine import Plan, StageResults, saved_output_stage
 from pytest_doceval.errors import CaseInputError, SuiteConfigError
-from pytest_doceval.files import output_digest, read_text
+from pytest_doceval.files import read_text
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.analyses import AllPairs
 from pytest_doceval.kinds.base import CaseRef, RunContext, Suite, check_system_settings, system_list
@@ -44,8 +44,13 @@ from pytest_doceval.models.embeddings import Embedder
 from pytest_doceval.paper import TableBuilder
 from pytest_doceval.results import CaseResult
 from pytest_doceval.store import file_digest
-from pytest_doceval.systems import Parser, SystemEnv
-from pytest_doceval.systems.base import RefiningParser
+from pytest_doceval.systems import SystemEnv
+from pytest_doceval.systems.sources import (
+    SavedOutputs,
+    precomputed_fingerprint,
+    resolve_sources,
+    unread_language_notes,
+)
 from pytest_doceval.systems.staged import parse_file, parse_stages
 from pytest_doceval.text.normalise import PROFILES
 from pytest_doceval.text.tokenise import LANGUAGES
@@ -53,7 +58,6 @@ from pytest_doceval.text.tokenise import LANGUAGES
 DOCUMENT = "document.pdf"
 TRUTH = "truth.md"
 OUTPUTS = "outputs"
-OCR_WITHOUT_KOREAN = ("rapidocr",)
 # Bump when a normalisation step, the references split or a metric changes what it computes:
 # baselines made before then stop comparing (their scoring id differs) instead of drifting.
 # r2: line endings unified first, exact References headings, blank pages scored, fair-v1 steps
@@ -164,24 +168,15 @@ class DocumentsSuite(Suite):
         self.embedder_setting: str | None = str(embedder) if embedder else None
         self._embedder: Embedder | None = None
         self._sentence_batches = SentenceBatches()
-        self.systems = self._check_systems(table.get("systems"))
-        self.parsers: dict[str, Parser] = {
-            name: systems_env.system(name) for name in self.systems if name in systems_env
-        }
+        self.systems = system_list(table.get("systems"), spec.file)
+        check_system_settings(spec.system_settings, self.systems, spec.file)
+        self.sources, self._source_notes = resolve_sources(
+            systems_env, self.systems, self._saved, reads="parses each case's PDF"
+        )
 
-    def _check_systems(self, systems: object) -> list[str]:
-        file = self.spec.file
-        systems = system_list(systems, file)
-        for name in systems:
-            precomputed = any(self._output_path(case, name).is_file() for case in self.cases)
-            if name not in self.systems_env and not precomputed:
-                raise SuiteConfigError(
-                    f"{file}: unknown system {name!r}: not a registered parser "
-                    f"(known: {', '.join(self.systems_env.registry.names())}) and no case has "
-                    f"{OUTPUTS}/{name}.md"
-                )
-        check_system_settings(self.spec.system_settings, systems, file)
-        return list(systems)
+    def _saved(self, system: str) -> SavedOutputs:
+        exist = any(self._output_path(case, system).is_file() for case in self.cases)
+        return SavedOutputs(exist, f"{OUTPUTS}/{system}.md in any case")
 
     @property
     def scoring_id(self) -> str:
@@ -225,15 +220,8 @@ class DocumentsSuite(Suite):
         return described
 
     def notes(self) -> list[str]:
-        notes = []
-        if self.language in ("ko", "mixed"):
-            for name in OCR_WITHOUT_KOREAN:
-                if name in self.systems:
-                    notes.append(
-                        f"{name} does not read Korean (its models cover Latin scripts, Chinese and "
-                        "Japanese): its numbers on Korean text measure that gap, not OCR quality"
-                    )
-        return notes
+        unread = unread_language_notes(self.sources.values(), self.language)
+        return [*self._source_notes, *unread]
 
     def plan(self, ref: CaseRef) -> Plan:
         """A registered system's parse of the case's PDF (a two-stage system's stage 1, then
@@ -242,13 +230,13 @@ class DocumentsSuite(Suite):
         ``stage1``, and ``vectors``)."""
         case_dir = self.spec.path / ref.case
         results: dict[str, str] = {}
-        if ref.system in self.parsers:
+        if self.sources[ref.system].parsed:
             pdf = case_dir / DOCUMENT
             if not pdf.is_file():
                 raise CaseInputError(f"{pdf}: missing document for system {ref.system}")
             stages = parse_stages(
                 ref.system,
-                lambda name: self.parsers.get(name) or self.systems_env.system(name),
+                self.systems_env.system,
                 input_digest=file_digest(pdf),
                 call=parse_file,
                 args=(pdf,),
@@ -295,7 +283,7 @@ class DocumentsSuite(Suite):
         views: dict[str, Any] = {}
         fingerprint: Mapping[str, Any] | None = results.fingerprint("output")
         key: str | None = results.key("output")
-        if ref.system in self.parsers:
+        if results.stages["output"].saved_file is None:  # parsed by the system
             from pytest_doceval.systems.pdf import repair_note  # PyMuPDF: only when parsing
 
             repair = repair_note(case_dir / DOCUMENT)
@@ -312,17 +300,11 @@ class DocumentsSuite(Suite):
             if stage1 is not None and stage1 != output:
                 # Seed 000 3.2.6: where did text get lost, in the parser or in the model?
                 ops = character_alignment(stage1, output).ops
-                parser = self.parsers.get(ref.system)
-                first = parser.stage1 if isinstance(parser, RefiningParser) else None
-                views["stage_diff"] = {"ops": ops, "stage1": first}
+                views["stage_diff"] = {"ops": ops, "stage1": results.stages["stage1"].system}
         else:
             if not output.strip():
                 notes.append(f"{OUTPUTS}/{ref.system}.md is empty")
-            fingerprint = {
-                "system": ref.system,
-                "kind": "precomputed",
-                "output_sha256": output_digest(output),
-            }
+            fingerprint = precomputed_fingerprint(ref.system, output)
             key = None
         score = score_document(
             truth, output, language=self.language, normalization=self.normalization

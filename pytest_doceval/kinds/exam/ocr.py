@@ -1,11 +1,12 @@
 """The OCR step of exam tracks B1 and C: the question image read into text, cached and scored.
 
-``ocr = "rapidocr"`` (the default) reads the PNG with RapidOCR
-(`pytest_doceval.systems.rapidocr_ocr.ocr_image`), offline; ``ocr = "<model>"`` asks that
-configured model to transcribe it with `OCR_PROMPT` at temperature 0 (seed 001 ran Gemini as
-its OCR). The text is cached in the output cache under the image's SHA-256 and the OCR's
-fingerprint (engine and package versions, or model, prompt tag and answer budget), so B1 and C
-share one reading and a second run reads nothing. Where the question has an oracle text, the OCR
+``ocr = "rapidocr"`` (the default) reads the PNG with the registered system of that name -- any
+registered system that reads images (``read_image``: RapidOCR, offline) will do, found in the
+systems' registry as every kind finds its systems; ``ocr = "<model>"`` asks that configured
+model to transcribe it with `OCR_PROMPT` at temperature 0 (seed 001 ran Gemini as its OCR). The
+text is kept in the store under the image's SHA-256 and the OCR's fingerprint (the system's, or
+model, prompt tag and answer budget), so B1 and C share one reading and a second run reads
+nothing. Where the question has an oracle text, the OCR
 text is scored against it as ``ocr_cer`` (`OCR_TEXT` normalises both sides first).
 """
 
@@ -15,17 +16,16 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 from pytest_doceval.engine import CpuStage, ModelStage, Stage
 from pytest_doceval.errors import SuiteConfigError, SystemRunError, SystemUnavailable
-from pytest_doceval.kinds.exam.inputs import RAPIDOCR
 from pytest_doceval.kinds.exam.prompts import ExamPrompt
 from pytest_doceval.kinds.exam.questions import Question
 from pytest_doceval.metrics.text import character_alignment
 from pytest_doceval.results import CaseResult
 from pytest_doceval.store import cache_key
+from pytest_doceval.systems.base import ImageReader, run_system
 from pytest_doceval.text.normalise import (
     Profile,
     collapse_whitespace,
@@ -93,20 +93,28 @@ class OcrStep:
         self.env = env
         self.max_tokens = max_tokens
 
+    @cached_property
+    def reader(self) -> ImageReader | None:
+        """The registered system reading the images (None: a model does)."""
+        if self.name not in self.env:
+            return None
+        system = self.env.system(self.name)
+        if not isinstance(system, ImageReader):
+            raise SuiteConfigError(
+                f"{self.env.source}: ocr = {self.name!r} is a system that does not read images "
+                "(it has no read_image); use one that does, or a model's name"
+            )
+        return system
+
     @property
     def engine(self) -> str:
-        return RAPIDOCR if self.name == RAPIDOCR else f"model {self.name}"
+        return self.name if self.reader is not None else f"model {self.name}"
 
     def prompt(self) -> dict[str, str] | None:
-        """The model OCR's prompt for the report (None for rapidocr)."""
-        if self.name == RAPIDOCR:
+        """The model OCR's prompt for the report (None for a system's OCR)."""
+        if self.reader is not None:
             return None
         return {"prompt": OCR_PROMPT.id, "hash": OCR_PROMPT.hash}
-
-    @cached_property
-    def _rapidocr_fingerprint(self) -> dict[str, Any]:
-        packages = ("rapidocr", "onnxruntime")
-        return {"ocr": RAPIDOCR, "revision": 1, **{p: version(p) for p in packages}}
 
     def handle(self) -> ModelHandle:
         try:
@@ -118,8 +126,8 @@ class OcrStep:
             ) from None
 
     def plan(self, question: Question, image: bytes) -> OcrPlan:
-        if self.name == RAPIDOCR:
-            fingerprint, request = self._rapidocr_fingerprint, None
+        if self.reader is not None:
+            fingerprint, request = self.reader.fingerprint(), None
         else:
             handle = self.handle()
             max_tokens = handle.max_tokens(None, self.max_tokens)  # the model's, else ours
@@ -146,7 +154,12 @@ class OcrStep:
         label = f"ocr ({self.engine}) of {question.image} ({question.id})"
         if plan.request is None:
             return CpuStage(
-                plan.key, label, rapidocr_text, (image, question), fingerprint=plan.fingerprint
+                plan.key,
+                label,
+                read_image_text,
+                (self.name, self.reader, image, question),
+                fingerprint=plan.fingerprint,
+                system=self.name,
             )
         request = plan.request
 
@@ -165,14 +178,9 @@ class OcrStep:
         return text
 
 
-def rapidocr_text(image: bytes, question: Question) -> str:
-    """RapidOCR's text of a question image (a CPU stage's call: it may run in a worker)."""
-    from pytest_doceval.systems.rapidocr_ocr import ocr_image
-
-    try:
-        return ocr_image(image)
-    except Exception as exc:
-        raise SystemRunError(f"rapidocr failed on {question.image} ({question.id}): {exc}") from exc
+def read_image_text(system: str, reader: ImageReader, image: bytes, question: Question) -> str:
+    """A system's text of a question image (a CPU stage's call: it may run in a worker)."""
+    return run_system(system, f"{question.image} ({question.id})", lambda: reader.read_image(image))
 
 
 def report_ocr(question: Question, ocr: OcrText, result: CaseResult) -> None:

@@ -50,7 +50,6 @@ from pytest_doceval.kinds.exam.answering import (
 from pytest_doceval.kinds.exam.html import EXAM_RENDERERS
 from pytest_doceval.kinds.exam.inputs import (
     KEYS,
-    RAPIDOCR,
     load_question_set,
     read_config,
     read_outputs,
@@ -76,6 +75,7 @@ from pytest_doceval.metrics.spec import MetricSpec
 from pytest_doceval.paper import TableBuilder
 from pytest_doceval.results import CaseResult
 from pytest_doceval.systems import SystemEnv
+from pytest_doceval.systems.sources import cannot_read
 
 if TYPE_CHECKING:
     from pytest_doceval.models.runtime import ModelHandle
@@ -128,6 +128,7 @@ class ExamSuite(Suite):
         self.questions, self.broken = loaded.questions, loaded.broken
         self.by_id = loaded.by_id
         self.ocr = OcrStep(self.config.ocr, systems_env, max_tokens=self.config.ocr_max_tokens)
+        self.ocr.reader  # noqa: B018 - a system that cannot read images fails the suite now
 
     @property
     def scoring_id(self) -> str:
@@ -213,10 +214,9 @@ class ExamSuite(Suite):
             q.extra.get("language") in ("ko", "mixed") or _HANGUL.search(q.oracle_text or "")
             for q in self.questions
         )
-        if self.config.ocr == RAPIDOCR and korean and self._reads_images():
-            notes.append(
-                "rapidocr does not read Korean: B1 and C on Korean questions measure that gap"
-            )
+        unread = cannot_read(self.ocr.name, self.ocr.reader, "ko") if korean else None
+        if unread and self._reads_images():
+            notes.append(f"{unread}: B1 and C on Korean questions measure that gap")
         return notes
 
     # -- the plan and the scoring -------------------------------------------------------------

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_doceval.atomic import write_bytes_atomic
-from pytest_doceval.engine import CpuStage, Plan, StageResults, saved_output_stage
+from pytest_doceval.engine import Plan, StageResults, saved_output_stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SystemRunError, SystemUnavailable
 from pytest_doceval.kinds.facts import Fact, output_path
 from pytest_doceval.kinds.facts.layout import PDF_DIR, SystemOutputs
@@ -36,12 +36,13 @@ from pytest_doceval.kinds.facts.model import IMPLICIT_BASELINE_FILE
 from pytest_doceval.store import JSON, cache_key, file_digest
 from pytest_doceval.systems import Parser, SystemEnv
 from pytest_doceval.systems.base import run_system
+from pytest_doceval.systems.sources import Source
 from pytest_doceval.systems.staged import parse_stages
 
 if TYPE_CHECKING:
     from pytest_doceval.store import Store
 
-__all__ = ["PagePlans", "repeat_results", "saved_file", "where"]
+__all__ = ["PagePlans", "repeat_results", "where"]
 
 OUTPUT = "output"  # the result a test scores: the page's parse, or its first repeat
 
@@ -59,15 +60,6 @@ def repeat_results(results: StageResults) -> list[str]:
     return names
 
 
-def saved_file(results: StageResults) -> Path:
-    """The file a precomputed system's first repeat was read from (its plan's ``output``)."""
-    stage = results.stages[OUTPUT]
-    path = stage.saved_file if isinstance(stage, CpuStage) else None
-    if path is None:
-        raise TypeError(f"result {OUTPUT!r} was not planned as a saved output")
-    return path
-
-
 def where(fact: Fact) -> str:
     """Where a fact was written, for messages: ``<file>:<line>``."""
     if fact.file == IMPLICIT_BASELINE_FILE:
@@ -76,18 +68,18 @@ def where(fact: Fact) -> str:
 
 
 class PagePlans:
-    """The plans of one suite's tests (`parsers`: the registered systems it names)."""
+    """The plans of one suite's tests (`sources`: where each system's outputs come from)."""
 
     def __init__(
         self,
         folder: Path,
         env: SystemEnv,
-        parsers: Mapping[str, Parser],
+        sources: Mapping[str, Source],
         store: Callable[[], Store | None] = lambda: None,
     ) -> None:
         self.folder = folder
         self.env = env
-        self.parsers = parsers
+        self.sources = sources
         self.store = store  # the run's store, known once the run has made it
         self._plans: dict[tuple[str, str, int], Plan | DocevalError] = {}  # (system, pdf, page)
         # Each PDF's (digest, page count), or why it cannot be read: checked once per run.
@@ -104,7 +96,7 @@ class PagePlans:
             try:
                 found = (
                     self._parse(system, fact)
-                    if system in self.parsers
+                    if self.sources[system].parsed
                     else self._saved(system, fact)
                 )
             except DocevalError as exc:
@@ -146,7 +138,7 @@ class PagePlans:
         label = f"{fact.pdf}#page={fact.page}"
         stages = parse_stages(
             system,
-            lambda name: self.parsers.get(name) or self.env.system(name),
+            self.env.system,
             input_digest=_page_input(digest, fact.page),
             call=parse_page,
             args=(pdf, fact.page),

@@ -45,7 +45,6 @@ from typing import Any, ClassVar
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.engine import Plan, StageResults
 from pytest_doceval.errors import SuiteConfigError, SystemUnavailable
-from pytest_doceval.files import output_digest
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.base import (
@@ -53,7 +52,6 @@ from pytest_doceval.kinds.base import (
     RunContext,
     Suite,
     check_system_settings,
-    registered_or_saved,
     system_list,
 )
 from pytest_doceval.kinds.facts import (
@@ -73,14 +71,14 @@ from pytest_doceval.kinds.facts.pages import (
     OUTPUT,
     PagePlans,
     repeat_results,
-    saved_file,
     where,
 )
 from pytest_doceval.kinds.facts.paper import pass_rates
 from pytest_doceval.metrics.spec import MetricSpec
 from pytest_doceval.paper import TableBuilder
 from pytest_doceval.results import CaseResult
-from pytest_doceval.systems import Parser, SystemEnv
+from pytest_doceval.systems import SystemEnv
+from pytest_doceval.systems.sources import SavedOutputs, precomputed_fingerprint, resolve_sources
 from pytest_doceval.text.tokenise import LANGUAGES
 
 # Bump when a check, the repeat rule or the page cutting changes what a verdict is: baselines
@@ -120,36 +118,33 @@ class FactsSuite(Suite):
             raise SuiteConfigError(f"{spec.file}: the suite has no facts (no *.jsonl beside it)")
         self.entries: dict[str, Entry] = loaded.entries
         self._notes = loaded.notes
-        self.systems = self._check_systems(spec.table.get("systems"))
-        self.parsers: dict[str, Parser] = {
-            name: systems_env.system(name) for name in self.systems if name in systems_env
-        }
+        self.systems = self._check_names(spec.table.get("systems"))
+        self.sources, notes = resolve_sources(
+            systems_env, self.systems, self._saved, reads="parses the pages"
+        )
+        self._notes += notes
         self._refs = [
             CaseRef(case, system, entry.labels)
             for case, entry in self.entries.items()
             for system in self.systems
         ]
-        self.pages = PagePlans(spec.path, systems_env, self.parsers, lambda: self.store)
+        self.pages = PagePlans(spec.path, systems_env, self.sources, lambda: self.store)
         self._page_outputs: dict[str, PageOutput] = {}  # stage key -> its text, normalised once
 
-    def _check_systems(self, systems: object) -> list[str]:
+    def _check_names(self, systems: object) -> list[str]:
+        """The suite's systems: a system's folder of saved pages is named after it."""
         file = self.spec.file
-        systems = system_list(systems, file)
-        for name in systems:
+        names = system_list(systems, file)
+        for name in names:
             if name == PDF_DIR or any(ch in name for ch in "[]/\\ "):
                 raise SuiteConfigError(f"{file}: {name!r} cannot be a system name")
-            note = registered_or_saved(
-                self.systems_env,
-                name,
-                self.spec.path / name,
-                f"{name}/",
-                file,
-                reads="parses the pages",
-            )
-            if note:
-                self._notes.append(note)
-        check_system_settings(self.spec.system_settings, systems, file)
-        return list(systems)
+        check_system_settings(self.spec.system_settings, names, file)
+        return names
+
+    def _saved(self, system: str) -> SavedOutputs:
+        return SavedOutputs(
+            (self.spec.path / system).is_dir(), f"folder {system}/ beside the suite"
+        )
 
     @property
     def scoring_id(self) -> str:
@@ -248,17 +243,12 @@ class FactsSuite(Suite):
         """The row's fingerprint and cache key of the output scored, and notes on it: a
         parser's stored parse, or (no cache key) the digest of a precomputed system's repeats."""
         texts = [output.text for output in outputs]
-        if system in self.parsers:
+        saved = results.stages[OUTPUT].saved_file
+        if saved is None:  # parsed by the system
             notes = [] if texts[0].strip() else [f"{system} returned no text for this page"]
             return dict(results.fingerprint(OUTPUT) or {}), results.key(OUTPUT), notes
-        notes = [] if any(t.strip() for t in texts) else [f"{saved_file(results).name} is empty"]
-        fingerprint = {
-            "system": system,
-            "kind": "precomputed",
-            "repeats": len(texts),
-            "output_sha256": output_digest(*texts),
-        }
-        return fingerprint, None, notes
+        notes = [] if any(t.strip() for t in texts) else [f"{saved.name} is empty"]
+        return precomputed_fingerprint(system, *texts, repeats=True), None, notes
 
 
 def _fact_fields(fact: Fact) -> dict[str, Any]:

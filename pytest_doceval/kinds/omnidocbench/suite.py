@@ -34,7 +34,6 @@ from typing import Any, ClassVar
 from pytest_doceval.config import SuiteSpec
 from pytest_doceval.engine import Plan, Stage, StageResults, saved_output_stage
 from pytest_doceval.errors import CaseInputError, DocevalError, SuiteConfigError
-from pytest_doceval.files import output_digest
 from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.kinds.base import (
@@ -42,7 +41,6 @@ from pytest_doceval.kinds.base import (
     RunContext,
     Suite,
     check_system_settings,
-    registered_or_saved,
     system_list,
 )
 from pytest_doceval.kinds.omnidocbench import html
@@ -71,7 +69,8 @@ from pytest_doceval.metrics.spec import SHARE, MetricSpec
 from pytest_doceval.paper import TableBuilder
 from pytest_doceval.results import CaseResult
 from pytest_doceval.store import file_digest
-from pytest_doceval.systems import Parser, SystemEnv
+from pytest_doceval.systems import SystemEnv
+from pytest_doceval.systems.sources import SavedOutputs, precomputed_fingerprint, resolve_sources
 from pytest_doceval.systems.staged import parse_stages
 
 OUTPUTS = "outputs"
@@ -122,10 +121,11 @@ class OmniDocBenchSuite(Suite):
         self.images = self._path("images", "images")
         self.reference = checkout_of(spec.table.get("reference"), spec.path, spec.file)
         self.pages: dict[str, Page] = {p.case: p for p in load_pages(self.annotations, spec.file)}
-        self.systems = self._check_systems(spec.table.get("systems"))
-        self.parsers: dict[str, Parser] = {
-            name: systems_env.system(name) for name in self.systems if name in systems_env
-        }
+        self.systems = system_list(spec.table.get("systems"), spec.file)
+        check_system_settings(spec.system_settings, self.systems, spec.file)
+        self.sources, self._notes = resolve_sources(
+            systems_env, self.systems, self._saved, reads="reads the page images"
+        )
         self._digests: dict[Path, str] = {}
 
     def _path(self, key: str, default: str) -> Path:
@@ -134,23 +134,9 @@ class OmniDocBenchSuite(Suite):
             raise SuiteConfigError(f"{self.spec.file}: [suite] {key} must be a path (text)")
         return self.spec.path / value  # an absolute value replaces the folder
 
-    def _check_systems(self, systems: object) -> list[str]:
-        file = self.spec.file
-        names = system_list(systems, file)
-        self._notes: list[str] = []
-        for name in names:
-            note = registered_or_saved(
-                self.systems_env,
-                name,
-                self.spec.path / OUTPUTS / name,
-                f"{OUTPUTS}/{name}/",
-                file,
-                reads="reads the page images",
-            )
-            if note:
-                self._notes.append(note)
-        check_system_settings(self.spec.system_settings, names, file)
-        return names
+    def _saved(self, system: str) -> SavedOutputs:
+        folder = self.spec.path / OUTPUTS / system
+        return SavedOutputs(folder.is_dir(), f"folder {OUTPUTS}/{system}/ beside the suite")
 
     @property
     def scoring_id(self) -> str:
@@ -189,7 +175,7 @@ class OmniDocBenchSuite(Suite):
         after it), or the saved prediction: the result ``output``. A missing image or
         prediction is the test's error."""
         page = self.pages[ref.case]
-        if ref.system in self.parsers:
+        if self.sources[ref.system].parsed:
             stages = self._stages(ref.system, page, self._image(page))
         else:
             label = f"prediction of {ref.system} for page {page.image}"
@@ -201,17 +187,14 @@ class OmniDocBenchSuite(Suite):
         page = self.pages[ref.case]
         prediction: str = results["output"]
         key: str | None
-        if ref.system in self.parsers:
+        saved = results.stages["output"].saved_file
+        if saved is None:  # read by the system
             fingerprint = dict(results.fingerprint("output") or {})
             key, source = results.key("output"), self.images / page.image
             empty = f"{ref.system} returned no text for {page.image}"
         else:
-            source = self._prediction(ref, page)
-            fingerprint = {
-                "system": ref.system,
-                "kind": "precomputed",
-                "output_sha256": output_digest(prediction),
-            }
+            source = saved
+            fingerprint = precomputed_fingerprint(ref.system, prediction)
             key, empty = None, f"{source} is empty"
         notes = [] if prediction.strip() else [f"{empty}: scored as an empty page"]
         try:
@@ -250,7 +233,7 @@ class OmniDocBenchSuite(Suite):
             self._digests[image] = file_digest(image)
         return parse_stages(
             system,
-            lambda name: self.parsers.get(name) or self.systems_env.system(name),
+            self.systems_env.system,
             input_digest=self._digests[image],
             call=parse_page_image,
             args=(image,),
