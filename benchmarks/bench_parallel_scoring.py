@@ -1,6 +1,6 @@
 """A scoring-bound suite on every core: plain, pinned to one core, and ``-n 2``.
 
-    python benchmarks/bench_parallel_scoring.py [--cases 300] [--rows 40] [--cols 12] [--repeat 3]
+    python benchmarks/bench_parallel_scoring.py [--cases 200] [--rows 20] [--cols 8] [--repeat 3]
 
 The suite: `--cases` precomputed ``documents`` cases whose truth and output each hold a
 `--rows` x `--cols` markdown table (the output's cells edited here and there), so a test's
@@ -55,9 +55,7 @@ def write_project(folder: Path, cases: int, rows: int, cols: int) -> None:
         (case / "outputs").mkdir(parents=True)
         seed = rng.random()
         truth = f"# Table {n}\n\nMeasured flows.\n\n" + table(rows, cols, random.Random(seed), 0)
-        output = f"# Table {n}\n\nMeasured flows.\n\n" + table(
-            rows, cols, random.Random(seed), 0.1
-        )
+        output = f"# Table {n}\n\nMeasured flows.\n\n" + table(rows, cols, random.Random(seed), 0.1)
         (case / "truth.md").write_text(truth + "\n")
         (case / "outputs" / "saved.md").write_text(output + "\n")
 
@@ -82,9 +80,9 @@ def timed(project: Path, options: list[str], prefix: tuple[str, ...] = ()) -> fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=300)
-    parser.add_argument("--rows", type=int, default=40)
-    parser.add_argument("--cols", type=int, default=12)
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--rows", type=int, default=20)
+    parser.add_argument("--cols", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     if shutil.which("taskset") is None:

@@ -134,3 +134,47 @@ def test_a_dask_cluster_carries_the_scores(pytester: pytest.Pytester) -> None:
         rows, pids = scored(pytester, f"--doceval-executor=dask:{address}")
     assert all(pid not in pids for case, (_, _, pid, _) in rows.items() if case != "c05")
     assert numbers(rows) == numbers(here)
+
+
+DYING_KIND = """
+import os
+
+from pytest_doceval import CaseRef, CaseResult, CpuStage, MetricSpec, Plan, Suite, suite_kind
+
+
+@suite_kind
+class Dying(Suite):
+    kind = "dying"
+    metrics = {"ok": MetricSpec("higher")}
+    scoring_id = "dying-v1"
+
+    def case_refs(self):
+        return [CaseRef(f"c{n}", "s") for n in range(6)]
+
+    def plan(self, ref):
+        # c3's stage kills the process it runs in (a parser that segfaults)
+        call, args = (os._exit, (3,)) if ref.case == "c3" else (os.getpid, ())
+        stage = CpuStage(f"stage of {ref.case}", f"parse {ref.case}", call, args)
+        return Plan((stage,), {"out": stage.key})
+
+    def evaluate(self, ref, results, ctx):
+        return CaseResult({"ok": 1.0})
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_a_pool_process_that_dies_fails_its_test_only(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    (pytester.path / "conftest.py").write_text(DYING_KIND)
+    (pytester.path / "pyproject.toml").write_text('[tool.doceval]\nsuites = ["cases"]\n')
+    (pytester.path / "cases" / "dying").mkdir(parents=True)
+    (pytester.path / "cases" / "dying" / "suite.toml").write_text('[suite]\nkind = "dying"\n')
+    result = pytester.runpytest_subprocess(
+        "--doceval", "-p", "no:cacheprovider", "--doceval-cache=off", *workers, timeout=600
+    )
+    result.assert_outcomes(passed=5, errors=1)
+    result.stdout.fnmatch_lines(["ERROR *c3[[]s]*"])
+    report = read_report(pytester.path / "doceval-report.json")
+    rows = report["suites"]["dying"]["results"]
+    assert sorted(r["case"] for r in rows) == [f"c{n}" for n in range(6)]  # one row each
