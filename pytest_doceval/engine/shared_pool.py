@@ -90,10 +90,10 @@ class SharedPool:
         while not self._closed:
             try:
                 connection = self._listener.accept()
-            except (OSError, EOFError):
+            except Exception:
                 if self._closed:
                     return
-                continue  # a client that failed to authenticate
+                continue  # a client that failed to authenticate, or hung up half-way
             self._connections.append(connection)
             name = "doceval-pool-serve"
             threading.Thread(target=self._serve, args=(connection,), name=name, daemon=True).start()

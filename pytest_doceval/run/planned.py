@@ -22,7 +22,7 @@ from pytest_doceval.kinds import CaseRef, RunContext, Suite
 from pytest_doceval.run.case_gates import SuiteBaselines
 from pytest_doceval.run.score_key import ScoreKeys
 from pytest_doceval.run.score_stage import SuiteHandle, score_stage
-from pytest_doceval.store import Store
+from pytest_doceval.store import Store, file_digest
 
 
 @dataclass(frozen=True)
@@ -119,6 +119,7 @@ class Planner:
                 project_root=self.project_root,
                 store=self.store,
                 defaults=dict(self._defaults(suite.spec)),
+                digest=file_digest(file),
                 local=suite,
             )
         return handle

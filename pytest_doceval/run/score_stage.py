@@ -86,6 +86,8 @@ class SuiteHandle:
     project_root: Path
     store: Store
     defaults: Mapping[str, Any] = field(default_factory=dict)
+    # The suite file's digest: a long-lived process (a Dask worker) makes an edited suite anew.
+    digest: str = ""
     local: Suite | None = field(default=None, compare=False, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -103,14 +105,14 @@ class SuiteHandle:
         return _made_here(self)
 
 
-_SUITES: dict[tuple[Path, str, Path], Suite] = {}
+_SUITES: dict[tuple[Path, str, Path, str], Suite] = {}
 _MAKING = threading.Lock()
 
 
 def _made_here(handle: SuiteHandle) -> Suite:
     """The suite of `handle` in this (worker) process, made once; `StaysHome` when it cannot be
     made here."""
-    key = (handle.file, handle.kind, handle.project_root)
+    key = (handle.file, handle.kind, handle.project_root, handle.digest)
     found = _SUITES.get(key)
     if found is not None:
         return found

@@ -44,6 +44,8 @@ class Running:
 class PlainRunning(Running):
     @pytest.hookimpl(trylast=True)  # the start line after pytest's "collected N items"
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if session.config.getoption("collectonly", False):
+            return  # nothing runs: nothing to plan (a plan hashes every test's inputs)
         self.plan(session.items, announce=True)
 
 
