@@ -161,6 +161,7 @@ def test_a_shared_stage_fails_in_each_tests_own_words(tmp_path: Path) -> None:
             engine_calls.unreadable,
             (str(first),),  # the stage that runs is the first test's
             inputs=(path,),
+            system="pymupdf",
         )
 
     engine.add([parse(first)])
@@ -171,6 +172,7 @@ def test_a_shared_stage_fails_in_each_tests_own_words(tmp_path: Path) -> None:
         other = second if own == first else first
         assert str(own) in message and str(other) not in message
         assert message.count("document.pdf") == 1, message
+        assert message.endswith("(stage pymupdf)")  # which system read it, not the file again
     engine.close()
 
 

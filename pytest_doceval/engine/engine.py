@@ -82,6 +82,7 @@ class Engine:
         remote = slot.spec.kind == "dask"
         self.placement = placement or Placement(workers=slot.workers, remote=remote)
         self._measured: dict[str, list[Node]] = {}  # group -> its stages left to a test
+        self._measured_left: dict[str, int] = {}  # group -> how many of them are not run yet
         # group (or stage) -> why its stages could not run on the executor (`StaysHome`)
         self.stayed_home: dict[str, str] = {}
 
@@ -259,16 +260,19 @@ class Engine:
     def _measured_here(self, group: str, seconds: float) -> None:
         """A stage of measured `group` ran in a test's thread: once the group is worth the
         executor (`placement`), its stages still left to tests go there."""
-        left = [n for n in self._measured.get(group, ()) if n.state == "deferred"]
-        self._measured[group] = left
+        waiting = self._measured.get(group, [])
+        self._measured_left[group] = left = max(0, self._measured_left.get(group, 0) - 1)
         started = self.slot.started
-        if self.placement.ran_here(group, seconds, left=len(left), pool_started=started):
-            for waiting in left:
-                waiting.state = "running"
-                stage = waiting.stage
+        if self.placement.ran_here(group, seconds, left=left, pool_started=started):
+            for node in waiting:
+                if node.state != "deferred":
+                    continue  # run by its test meanwhile
+                node.state = "running"
+                stage = node.stage
                 assert isinstance(stage, CpuStage)
-                self._start_cpu(waiting, stage, tuple(self._nodes[k].output for k in stage.needs))
+                self._start_cpu(node, stage, tuple(self._nodes[k].output for k in stage.needs))
             self._measured.pop(group, None)
+            self._measured_left.pop(group, None)
 
     def cost(self, keys: Sequence[str]) -> StageCost | None:
         """What the stages of `keys` that make an output (not those that score it) cost
@@ -321,6 +325,8 @@ class Engine:
                 if stage.measured is not None and not self.placement.to_executor(stage.measured):
                     node.state = "deferred"  # run by its test, timed, until worth the executor
                     self._measured.setdefault(stage.measured, []).append(node)
+                    left = self._measured_left.get(stage.measured, 0) + 1
+                    self._measured_left[stage.measured] = left
                     return
                 self._start_cpu(node, stage, inputs)
             else:
