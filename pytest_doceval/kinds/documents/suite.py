@@ -237,6 +237,13 @@ class DocumentsSuite(Suite):
                         f"{name} does not read Korean (its models cover Latin scripts, Chinese and "
                         "Japanese): its numbers on Korean text measure that gap, not OCR quality"
                     )
+            tesseract = self.parsers.get("tesseract")
+            lang = str(getattr(tesseract, "settings", {}).get("lang", ""))
+            if tesseract is not None and "kor" not in lang.split("+"):
+                notes.append(
+                    f"tesseract reads {lang!r} here, not Korean: set [systems.tesseract] "
+                    'lang = "kor+eng" for Korean text'
+                )
         return notes
 
     def plan(self, ref: CaseRef) -> Plan:
