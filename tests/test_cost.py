@@ -122,7 +122,8 @@ def test_rows_carry_their_cost_and_a_warm_run_reports_the_cold_one(
     result.stdout.fnmatch_lines(
         [
             "*cost per case (mean, as measured when each output was made):",
-            "*pymupdf: cpu_seconds * s, wall_seconds * s, model_requests -, tokens_in -,*",
+            "*pymupdf: cpu_seconds * s, wall_seconds * s (p50 * s, p95 * s, p99 * s), "
+            "model_requests -, tokens_in -,*",
             "*pymupdf+vlm: cpu_seconds * s, *model_requests 1.0, tokens_in *, usd_per_1000 $*",
         ]
     )

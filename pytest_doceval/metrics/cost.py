@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, Final
 
 from pytest_doceval.metrics.spec import RATE, MetricSpec
 
@@ -186,11 +186,24 @@ def cost_columns(aggregates: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> l
     return [m for m in COST_METRICS if any(m in per_metric for per_metric in aggregates.values())]
 
 
+# The cost metrics whose tail the summary shows beside the mean: p50, p95 and p99 of the
+# per-case values (the aggregate's ``quantiles``).
+LATENCY: Final = ("wall_seconds",)
+LATENCY_PERCENTILES: Final = ("p50", "p95", "p99")
+
+
 def cost_cell(metric: str, entry: Mapping[str, Any] | None) -> str:
-    """A system's mean of a cost metric, written as its unit reads ("-" where not measured)."""
+    """A system's mean of a cost metric, written as its unit reads ("-" where not measured);
+    for latency, with its p50 / p95 / p99 over the cases."""
     mean = entry.get("mean") if entry else None
     if not isinstance(mean, int | float) or mean != mean:
         return "-"
+    quantiles = (entry or {}).get("quantiles") or {}
+    if metric in LATENCY and all(
+        isinstance(quantiles.get(q), int | float) for q in LATENCY_PERCENTILES
+    ):
+        tail = ", ".join(f"{q} {quantiles[q]:.3f} s" for q in LATENCY_PERCENTILES)
+        return f"{mean:.3f} s ({tail})"
     if metric.endswith("seconds"):
         return f"{mean:.3f} s"
     if metric == "peak_rss_mib":

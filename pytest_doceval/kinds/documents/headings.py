@@ -53,6 +53,7 @@ HEADING_METRICS: Final[Mapping[str, MetricSpec]] = {
         bounds=SHARE,
         description="tree edit similarity of the heading trees (each heading under the nearest "
         "shallower one above it): levels through the nesting, texts by edit distance",
+        threshold=0.5,
     ),
     "mhs": MetricSpec(
         "higher",

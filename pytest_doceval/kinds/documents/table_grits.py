@@ -35,6 +35,7 @@ GRITS_METRICS: Final[Mapping[str, MetricSpec]] = {
         pooled="grits_con/",
         description="GriTS-Con (Smock et al. 2023): cell texts compared on the tables' grids "
         "(2 LCS / lengths), rows and columns aligned; F1 over all the document's table cells",
+        threshold=0.5,
     ),
     "grits_top": MetricSpec(
         "higher",
