@@ -226,3 +226,51 @@ def test_truth_tables_without_cells_give_no_grits() -> None:
     scored = score_grits(read_tables("<table></table>").tables, [])
     assert scored.metrics == {}
     assert any("no cells" in note for note in scored.notes)
+
+
+# ----------------------------------------------------------------- the omnidocbench kind
+
+html_cell = st.sampled_from(["", "a", "Total", "12.5", " x  y ", "<b>bold</b>", "中文", "a<br>b"])
+
+
+@st.composite
+def html_tables(draw: st.DrawFn) -> str:
+    rows = []
+    for _ in range(draw(st.integers(1, 4))):
+        cells = []
+        for _ in range(draw(st.integers(1, 3))):
+            span = draw(st.sampled_from(["", "", ' colspan="2"', ' rowspan="2"', ' colspan="x"']))
+            tag = draw(st.sampled_from(["td", "td", "th"]))
+            cells.append(f"<{tag}{span}>{draw(html_cell)}</{tag}>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return "<table>" + "".join(rows) + "</table>"
+
+
+@settings(deadline=None, max_examples=150)
+@given(st.lists(html_tables(), min_size=1, max_size=2), st.lists(html_tables(), max_size=2))
+def test_omnidocbench_page_grits_is_the_package_on_its_normalised_html(
+    truth: list[str], predicted: list[str]
+) -> None:
+    """The omnidocbench kind reads each table as its TEDS does (OmniDocBench's normaliser),
+    then as the package reads HTML: the package's html_to_grids on the same HTML agrees."""
+    from pytest_doceval.kinds.omnidocbench.table_html import normalised_table_html
+    from pytest_doceval.kinds.omnidocbench.tables import page_grits
+
+    def grids(markup: str) -> dict[str, object]:
+        found = conversion.html_to_grids(normalised_table_html(markup) or markup)
+        return found if found is not None else {"con": [[]], "top": [[]]}
+
+    ours = page_grits(truth, predicted)
+    ref_t, ref_p = [grids(t) for t in truth], [grids(p) for p in predicted]
+    if not any(g["con"] != [[]] for g in ref_t):
+        assert ours == {}
+        return
+    for aspect, package in (
+        ("con", reference.hungarian_grits_con),
+        ("top", reference.hungarian_grits_top),
+    ):
+        if not ref_p:
+            assert ours[f"grits_{aspect}"] == 0.0
+            continue
+        f1, _, _ = package([g[aspect] for g in ref_t], [g[aspect] for g in ref_p])
+        assert ours[f"grits_{aspect}"] == pytest.approx(f1, abs=1e-6)
