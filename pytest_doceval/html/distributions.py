@@ -15,8 +15,8 @@ from typing import Any
 from markupsafe import Markup
 
 from pytest_doceval.html.fmt import fmt, mapping, num
-from pytest_doceval.html.model import SuiteView, direction_label
-from pytest_doceval.html.plots import axis, axis_line, grid_line
+from pytest_doceval.html.model import SuiteView
+from pytest_doceval.html.plots import row_plot
 
 BOX = ("p0", "p25", "p50", "p75", "p100")
 
@@ -35,7 +35,7 @@ def beyond_text(aggregate: Mapping[str, Any]) -> str:
     tail = mapping(aggregate.get("beyond"))
     if not tail or num(tail.get("threshold")) is None:
         return ""
-    return f"{tail.get('cases')}/{tail.get('n')} {tail.get('op')} {fmt(tail.get('threshold'))}"
+    return f"{tail.get('cases')}/{tail.get('n')} {tail.get('op')} {num(tail.get('threshold')):g}"
 
 
 def box_plot(
@@ -44,40 +44,22 @@ def box_plot(
     """One metric's box per system (module docstring)."""
     boxes = [(system, agg, box) for system, agg in rows if (box := _box(agg)) is not None]
     values = [v for _, _, box in boxes for v in box]
-    lo, hi, ticks, decimals = axis(values)
-    left, width, row_h, top, right_room = 120, 230, 22, 26, 80
-    height = top + row_h * len(boxes) + 26
-    scale = width / (hi - lo)
-
-    def x(v: float) -> float:
-        return round(left + (v - lo) * scale, 1)
-
+    frame = row_plot(values, len(boxes))
+    x = frame.x
     out = [
-        Markup(
-            '<svg class="plot dist" width="{w}" height="{h}" role="img" '
-            'aria-label="{metric}: per-case values by system"><text class="ptitle" x="4" '
-            'y="15">{metric}</text><text class="pdir" x="{right}" y="15" text-anchor="end">'
-            "{direction}</text>"
-        ).format(
-            w=left + width + right_room,
-            h=height,
-            metric=metric,
-            right=left + width,
-            direction=direction_label(direction),
-        )
+        frame.opening(
+            metric, direction, what="per-case values by system", css="plot dist", room=80
+        ),
+        frame.grid(values),
     ]
-    axis_y = top + row_h * len(boxes)
-    out.extend(grid_line(x(t), top, axis_y, f"{t:.{decimals}f}") for t in ticks)
     for row, (system, agg, (low, q1, median, q3, high)) in enumerate(boxes):
-        y = top + row_h * row + row_h / 2
-        label = system if len(system) <= 18 else system[:17] + "…"
+        y = frame.y(row)
         tail = beyond_text(agg)
         tip = (
             f"{system} {metric}: n {agg.get('n')}, min {fmt(low)}, quartiles {fmt(q1)} / "
             f"{fmt(median)} / {fmt(q3)}, max {fmt(high)}, mean {fmt(agg.get('mean'))}"
             + (f"; beyond the threshold: {tail}" if tail else "")
         )
-        mean = num(agg.get("mean"))
         out.append(
             Markup(
                 '<g><title>{tip}</title><text class="sys" x="{lx}" y="{ty}" text-anchor="end">'
@@ -86,9 +68,9 @@ def box_plot(
                 '<line class="median" x1="{x2}" x2="{x2}" y1="{top}" y2="{bottom}"/>'
             ).format(
                 tip=tip,
-                lx=left - 8,
+                lx=frame.left - 8,
                 ty=y + 4,
-                label=label,
+                label=frame.label(system),
                 x0=x(low),
                 x4=x(high),
                 y=y,
@@ -99,16 +81,17 @@ def box_plot(
                 bottom=y + 6,
             )
         )
+        mean = num(agg.get("mean"))
         if mean is not None:
             out.append(Markup('<circle class="dot" cx="{}" cy="{}" r="3"/>').format(x(mean), y))
         if tail:
             out.append(
                 Markup('<text class="tail" x="{}" y="{}">{}</text>').format(
-                    left + width + 6, y + 4, tail
+                    frame.left + frame.width + 6, y + 4, tail
                 )
             )
         out.append(Markup("</g>"))
-    out.append(axis_line(left, left + width, axis_y) + Markup("</svg>"))
+    out.append(frame.closing())
     return Markup().join(out)
 
 

@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from pytest_doceval.kinds.documents.odl_tables import with_html_tables
+from pytest_doceval.kinds.documents.odl_tables import squeezed, with_html_tables
 from pytest_doceval.kinds.documents.structure import element_text
 from pytest_doceval.kinds.documents.teds import CellNode, rename_costs
 from pytest_doceval.metrics.spec import SHARE, MetricSpec
@@ -70,7 +70,6 @@ HEADING_METRICS: Final[Mapping[str, MetricSpec]] = {
     ),
 }
 _ODL_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
-_WHITESPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -93,10 +92,6 @@ def _shape_costs(nodes_a: Sequence[Node], nodes_b: Sequence[Node]) -> FloatArray
 # ------------------------------------------------------------------------ MHS (opendataloader)
 
 
-def _squeezed(text: str) -> str:
-    return _WHITESPACE.sub(" ", text).strip()
-
-
 def mhs_tree(markdown: str) -> tuple[Node, int, int]:
     """opendataloader-bench's flat heading/content tree of `markdown` (module docstring), its
     node count (root included) and its number of headings."""
@@ -106,7 +101,7 @@ def mhs_tree(markdown: str) -> tuple[Node, int, int]:
     pending: list[str] = []
 
     def flush() -> None:
-        content = _squeezed(" ".join(pending))
+        content = squeezed(" ".join(pending))
         if content:
             current.append(CellNode("content", (), content))
         pending.clear()
@@ -115,9 +110,9 @@ def mhs_tree(markdown: str) -> tuple[Node, int, int]:
         if match := _ODL_HEADING.match(line):
             flush()
             current = []
-            sections.append((_squeezed(match.group(2)), current))
-        elif squeezed := _squeezed(line):
-            pending.append(squeezed)
+            sections.append((squeezed(match.group(2)), current))
+        elif folded := squeezed(line):
+            pending.append(folded)
     flush()
     children = [*root, *(CellNode("heading", tuple(kids), text) for text, kids in sections)]
     tree = Node("document", tuple(children))

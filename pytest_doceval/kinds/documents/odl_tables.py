@@ -34,6 +34,13 @@ from typing import Final
 # What NID-S removes (opendataloader-bench's ``_HTML_TABLE_PATTERN``): a <table> element,
 # shortest match, any case, across lines.
 HTML_TABLE: Final = re.compile(r"<table[^>]*?>.*?</table>", re.IGNORECASE | re.DOTALL)
+_WHITESPACE: Final = re.compile(r"\s+")
+
+
+def squeezed(text: str) -> str:
+    """Every run of whitespace one space, the ends trimmed: how opendataloader-bench folds the
+    texts it compares."""
+    return _WHITESPACE.sub(" ", text).strip()
 
 
 def _cells(line: str) -> list[str] | None:

@@ -21,13 +21,12 @@ empty too and 0 otherwise (``fuzz.ratio`` of two empty strings is 100), as in th
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Final
 
 from rapidfuzz import fuzz
 
-from pytest_doceval.kinds.documents.odl_tables import HTML_TABLE, with_html_tables
+from pytest_doceval.kinds.documents.odl_tables import HTML_TABLE, squeezed, with_html_tables
 from pytest_doceval.metrics.spec import SHARE, MetricSpec
 
 READING_ORDER_METRICS: Final[Mapping[str, MetricSpec]] = {
@@ -45,22 +44,17 @@ READING_ORDER_METRICS: Final[Mapping[str, MetricSpec]] = {
         "(opendataloader-bench's NID-S)",
     ),
 }
-_WHITESPACE = re.compile(r"\s+")
-
-
-def _squeezed(text: str) -> str:
-    return _WHITESPACE.sub(" ", text).strip()
 
 
 def reading_order(truth: str, output: str) -> dict[str, float]:
     """``nid`` and ``nid_s`` of `output` against `truth` (module docstring); none for a truth
     with no text."""
     truth_html, output_html = with_html_tables(truth), with_html_tables(output)
-    whole = _squeezed(truth_html)
+    whole = squeezed(truth_html)
     if not whole:
         return {}
-    narrative = _squeezed(HTML_TABLE.sub(" ", truth_html))
+    narrative = squeezed(HTML_TABLE.sub(" ", truth_html))
     return {
-        "nid": fuzz.ratio(whole, _squeezed(output_html)) / 100.0,
-        "nid_s": fuzz.ratio(narrative, _squeezed(HTML_TABLE.sub(" ", output_html))) / 100.0,
+        "nid": fuzz.ratio(whole, squeezed(output_html)) / 100.0,
+        "nid_s": fuzz.ratio(narrative, squeezed(HTML_TABLE.sub(" ", output_html))) / 100.0,
     }
