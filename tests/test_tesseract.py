@@ -123,3 +123,22 @@ def test_tesseract_end_to_end(pytester: pytest.Pytester) -> None:
     assert row["metrics"]["cpu_seconds"] > 0  # the OCR's own process counts: see cost.py
     assert row["fingerprint"]["tesseract"]
     assert row["metrics"]["peak_rss_mib"] > 0  # Tesseract's own process, or the pool's
+
+
+@pytest.mark.parametrize(("settings", "noted"), [("", True), ('lang = "kor+eng"\n', False)])
+def test_a_korean_suite_says_when_tesseract_does_not_read_korean(
+    pytester: pytest.Pytester, settings: str, noted: bool
+) -> None:
+    korean = "도시 텃밭의 물 사용"
+    write_suite(
+        pytester.path,
+        "korean",
+        {"c": {"truth": korean, "saved": korean}},
+        systems=["saved", "tesseract"],
+        extra=f'language = "ko"\n\n[systems.tesseract]\n{settings}',
+        gates="",
+    )
+    pytester.runpytest("--doceval", "-k", "saved").assert_outcomes(passed=1)
+    notes = read_report(pytester.path / "doceval-report.json")["suites"]["korean"]["notes"]
+    warned = [n for n in notes if n.startswith("tesseract reads 'eng' here, not Korean")]
+    assert bool(warned) == noted, notes

@@ -16,8 +16,9 @@ process runs one stage at a time (the default process pool) on Linux, which can 
 process's high-water mark (VmHWM) before each stage (`engine.stages.timed_call`); a program
 the parser runs and reports (`engine.stages.child_finished`: Tesseract) counts when its own
 peak is larger. It includes what the process already held (the interpreter, the parser's
-libraries and models): what parsing that case needed resident. Elsewhere (threads, Dask) it
-is absent.
+libraries and models) and what earlier stages left in that worker, another system's models
+included (the pool's workers serve every system of a run): compare systems' memory in a run of
+one system. Elsewhere (threads, Dask) it is absent.
 
 **Latency** is ``wall_seconds``, per case; the report gives its percentiles beside the mean
 (p50, p95, p99 in every aggregate's ``quantiles``), and a suite gate can bound one:
