@@ -18,7 +18,11 @@ higher-is-better), since a tolerance is an allowed worsening: ``cer = "-0.5pp"``
 
 Per suite (``[gates.suite]``): ``"significant:+0.5pp"`` fails the session only when the paired
 bootstrap CI of (current - baseline) over the cases lies entirely beyond the margin in the bad
-direction (see `stats.significant_regression`).
+direction (see `stats.significant_regression`). ``"p95:+20%"`` (any percentile ``p<q>``, a
+tolerance in ``%``, ``pp`` or ``abs``) fails it when the system's q-th percentile over the cases
+it shares with its baseline is worse than the baseline's own q-th percentile over those cases by
+more than the tolerance: ``wall_seconds = "p95:+20%"``, "p95 latency no more than 20 % worse",
+where a mean would hide a slow tail.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ _TOLERANCE = re.compile(r"^\s*([+-]?)\s*(\d+(?:\.\d*)?|\.\d+)\s*(pp|%|abs)?\s*$"
 ACCEPTED_FORMS = "a tolerance '+0.5pp', '+10%', '+0.02abs' or '+0', or a bound '<= 0.2', '>= 0.8'"
 _BOUND = re.compile(r"^\s*(<=|>=|<|>)\s*(-?\d+(?:\.\d*)?|-?\.\d+)\s*$")
 _SIGNIFICANT = re.compile(r"^\s*significant\s*:\s*(.+)$")
+_PERCENTILE = re.compile(r"^\s*p(\d{1,2}(?:\.\d+)?|100)\s*:\s*(.+)$")
 _COMPARE: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,
     "<": operator.lt,
@@ -82,12 +87,15 @@ Rule = Tolerance | Bound
 
 @dataclass(frozen=True)
 class SuiteGate:
-    """``significant:<margin>``: the session fails on a significant regression beyond margin."""
+    """``significant:<margin>``: the session fails on a significant regression beyond margin;
+    with a `percentile`, ``p<q>:<tolerance>``: on the q-th percentile worse than the
+    baseline's beyond the tolerance (module docstring)."""
 
     metric: str
     text: str
     margin: float
     tolerance: Tolerance
+    percentile: float | None = None
 
 
 def _amount(number: str, unit: str | None) -> tuple[float, bool]:
@@ -129,12 +137,24 @@ def parse_case_gates(table: Mapping[str, object]) -> dict[str, list[Rule]]:
 def parse_suite_gates(table: Mapping[str, object]) -> list[SuiteGate]:
     gates = []
     for metric, value in table.items():
+        quantile = _PERCENTILE.match(value) if isinstance(value, str) else None
+        if quantile is not None:
+            rule = parse_rule(metric, quantile.group(2))
+            if not isinstance(rule, Tolerance):
+                raise SuiteConfigError(
+                    f"suite gate {metric} = {value!r}: expected 'p<q>:+<tolerance>' "
+                    "(e.g. 'p95:+20%'), a tolerance against the baseline's percentile"
+                )
+            percentile = float(quantile.group(1))
+            gates.append(SuiteGate(metric, str(value).strip(), rule.amount, rule, percentile))
+            continue
         match = _SIGNIFICANT.match(value) if isinstance(value, str) else None
         tolerance = parse_rule(metric, match.group(1)) if match else None
         if not match or not isinstance(tolerance, Tolerance) or tolerance.relative:
             raise SuiteConfigError(
                 f"suite gate {metric} = {value!r}: expected 'significant:+<margin>pp' or "
-                "'significant:+<margin>abs' (an absolute margin in points or metric units)"
+                "'significant:+<margin>abs' (an absolute margin in points or metric units), "
+                "or 'p<q>:+<tolerance>' (a percentile against the baseline's, e.g. 'p95:+20%')"
             )
         gates.append(SuiteGate(metric, str(value).strip(), tolerance.amount, tolerance))
     return gates

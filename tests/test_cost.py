@@ -122,7 +122,8 @@ def test_rows_carry_their_cost_and_a_warm_run_reports_the_cold_one(
     result.stdout.fnmatch_lines(
         [
             "*cost per case (mean, as measured when each output was made):",
-            "*pymupdf: cpu_seconds * s, wall_seconds * s, model_requests -, tokens_in -,*",
+            "*pymupdf: cpu_seconds * s, wall_seconds * s (p50 * s, p95 * s, p99 * s), "
+            "model_requests -, tokens_in -,*",
             "*pymupdf+vlm: cpu_seconds * s, *model_requests 1.0, tokens_in *, usd_per_1000 $*",
         ]
     )
@@ -132,6 +133,7 @@ def test_rows_carry_their_cost_and_a_warm_run_reports_the_cold_one(
     for case in ("c0", "c1"):
         parsed, refined = cold[case, "pymupdf"]["metrics"], cold[case, "pymupdf+vlm"]["metrics"]
         assert parsed["cpu_seconds"] > 0 and parsed["wall_seconds"] > 0
+        assert parsed["peak_rss_mib"] > 10  # the pool process: Python and PyMuPDF resident
         assert "model_requests" not in parsed  # no model asked, nothing priced
         tokens_in, tokens_out = usage[case]
         assert (refined["model_requests"], refined["tokens_in"], refined["tokens_out"]) == (
@@ -154,7 +156,7 @@ def test_rows_carry_their_cost_and_a_warm_run_reports_the_cold_one(
     assert server.total == 2  # warm: nothing was parsed or asked again ...
     warm = _rows(pytester)
     for key, row in cold.items():  # ... and every row reports what its output cost cold
-        for metric in ("cpu_seconds", "model_requests", "tokens_in", "tokens_out", "usd_per_1000"):
+        for metric in (*COST_METRICS, "cpu_seconds"):
             assert warm[key]["metrics"].get(metric) == row["metrics"].get(metric), (key, metric)
 
 
@@ -167,3 +169,72 @@ def test_a_gate_on_a_cost_metric_fails_the_costly_tests(
     result.assert_outcomes(passed=4, failed=2)
     result.stdout.fnmatch_lines(["*tokens_in*"])
     assert math.isfinite(_rows(pytester)["c0", "pymupdf+vlm"]["metrics"]["tokens_in"])
+
+
+PEAK_PROBE = """
+import json, subprocess, sys
+from pytest_doceval.engine import stages
+
+def hold(mib):
+    block = bytearray(mib * 1024 * 1024)
+    block[::4096] = b"x" * len(block[::4096])  # touch every page: resident, not just reserved
+    return len(block)
+
+CHILD = (
+    "import time; b = bytearray({mib} << 20); b[::4096] = b'x' * len(b[::4096])\\n"
+    "t = time.process_time()\\nwhile time.process_time() - t < {seconds}: pass"
+)
+
+def child(mib, seconds):
+    run = subprocess.Popen([sys.executable, "-c", CHILD.format(mib=mib, seconds=seconds)])
+    _, _, usage = __import__("os").wait4(run.pid, 0)
+    run.returncode = 0
+    stages.child_finished(usage.ru_maxrss)
+
+stages.count_whole_process()
+out = {}
+stages_run = (("big", hold, (300,)), ("small", hold, (5,)), ("child", child, (250, 0.3)))
+for name, call, args in stages_run:
+    _, cost = stages.timed_call(call, args)
+    out[name] = cost.to_dict()
+print(json.dumps(out))
+"""
+
+
+def test_a_pool_process_measures_each_stages_own_peak_memory_and_its_programs() -> None:
+    """In a process that runs one stage at a time (as a pool's worker), each stage's peak is
+    its own: 300 MiB held, then 5 MiB after the reset; a program it waits for counts with its
+    peak memory (250 MiB) and its CPU time (0.3 s spun). Hand-known sizes, measured by the
+    kernel's VmHWM and wait4."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", PEAK_PROBE], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    costs = {name: StageCost.from_dict(cost) for name, cost in json.loads(run.stdout).items()}
+    big, small, child = costs["big"], costs["small"], costs["child"]
+    assert big is not None and small is not None and child is not None
+    assert big.peak_rss_mib is not None and small.peak_rss_mib is not None
+    assert big.peak_rss_mib >= 300
+    assert small.peak_rss_mib < big.peak_rss_mib - 250  # reset between stages
+    assert child.peak_rss_mib is not None and child.peak_rss_mib >= 250
+    assert child.cpu_seconds >= 0.25  # the program's CPU time is the stage's
+
+
+def test_a_thread_measures_no_peak_memory() -> None:
+    from pytest_doceval.engine.stages import timed_call
+
+    _, cost = timed_call(sum, ([1, 2],))  # this process runs other things too
+    assert cost.peak_rss_mib is None
+    assert "peak_rss_mib" not in cost.metrics()
+
+
+def test_a_sums_peak_is_its_largest_stages() -> None:
+    parts = [
+        StageCost(1, 1, peak_rss_mib=120.0),
+        StageCost(1, 1),
+        StageCost(1, 1, peak_rss_mib=80.0),
+    ]
+    assert total(parts).peak_rss_mib == 120.0
+    assert total([StageCost(1, 1)]).peak_rss_mib is None
+    assert StageCost.from_dict({"cpu_seconds": 1, "wall_seconds": 1}) == StageCost(1, 1)

@@ -24,7 +24,7 @@ from tests.conftest import read_report, write_suite
 pytest_plugins = ["pytester"]
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-BUILTINS = {"pymupdf", "rapidocr", "pymupdf4llm", "pymupdf+vlm", "rapidocr+vlm"}
+BUILTINS = {"pymupdf", "rapidocr", "tesseract", "pymupdf4llm", "pymupdf+vlm", "rapidocr+vlm"}
 
 
 @pytest.fixture

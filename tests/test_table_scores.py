@@ -21,8 +21,16 @@ C = "| x |\n|---|\n| only |"
 
 def test_identical_tables_in_another_order_score_one() -> None:
     score = score_tables(f"{A}\n\ntext\n\n{B}", f"{B}\n\n{A}")
-    assert score.metrics == {"table_teds": 1.0, "table_teds_s": 1.0}
-    assert score.counts == {"tables": {"truth": 2, "output": 2, "matched": 2}}
+    assert score.metrics == {
+        "table_teds": 1.0,
+        "table_teds_s": 1.0,
+        "grits_con": 1.0,
+        "grits_top": 1.0,
+        "table_detection_precision": 1.0,
+        "table_detection_recall": 1.0,
+        "table_detection_f1": 1.0,
+    }
+    assert score.counts["tables"] == {"truth": 2, "output": 2, "matched": 2}
     pairs = score.views["tables"]["pairs"]
     assert [(p["truth"], p["output"]) for p in pairs] == [(0, 1), (1, 0)]
     assert pairs[0]["truth_rows"] == [["a", "b"], ["1", "2"], ["3", "4"]]
@@ -36,17 +44,51 @@ def test_missing_and_invented_tables_score_zero() -> None:
     assert invented.metrics["table_teds"] == pytest.approx(1 / 3)
     assert invented.metrics["table_teds_s"] == pytest.approx(1 / 3)
     nothing = score_tables(A, "the table was read as plain text: a b 1 2 3 4")
-    assert nothing.metrics == {"table_teds": 0.0, "table_teds_s": 0.0}
+    assert nothing.metrics == {
+        "table_teds": 0.0,
+        "table_teds_s": 0.0,
+        "grits_con": 0.0,
+        "grits_top": 0.0,
+        "table_detection_recall": 0.0,  # no precision: the output claims no table
+        "table_detection_f1": 0.0,
+    }
     assert nothing.counts["tables"]["matched"] == 0
 
 
-def test_no_truth_table_means_no_table_metric() -> None:
+def test_no_truth_table_means_no_teds_but_invented_tables_are_counted() -> None:
     assert score_tables("just text", "just text").metrics == {}
     invented = score_tables("just text", A)
-    assert invented.metrics == {} and invented.counts == {} and invented.views == {}
+    assert invented.metrics == {"table_detection_precision": 0.0, "table_detection_f1": 0.0}
+    assert invented.counts == {
+        "table_detection_precision/tables": {"matched": 0.0, "total": 1.0},
+        "table_detection_f1/tables": {"matched": 0.0, "total": 1.0},
+    }
+    assert invented.views == {}
     assert invented.notes == [
-        "the truth has no table but the output has 1: no table metric for this case"
+        "the truth has no table but the output has 1: no TEDS or GriTS for this case; table "
+        "detection counts them as invented"
     ]
+
+
+def test_detection_counts_by_hand() -> None:
+    """Two truth tables, three output tables of which one is A again and one B with a cell
+    changed (both found) and one unrelated: precision 2/3, recall 2/2, F1 2 x 2 / 5."""
+    unrelated = "| q |\n|---|\n| zz |"
+    scored = score_tables(f"{A}\n\n{B}", f"{unrelated}\n\n{A}\n\n{B.replace('Ann', 'Anne')}")
+    assert scored.metrics["table_detection_precision"] == pytest.approx(2 / 3)
+    assert scored.metrics["table_detection_recall"] == 1.0
+    assert scored.metrics["table_detection_f1"] == pytest.approx(4 / 5)
+    assert scored.counts["table_detection_f1/tables"] == {"matched": 4.0, "total": 5.0}
+    # A table sharing nothing with the truth's is invented, not found: TEDS 0 is no match.
+    assert score_tables(A, unrelated).metrics["table_detection_recall"] == 0.0
+
+
+def test_detection_refuses_impossible_counts() -> None:
+    from pytest_doceval.kinds.documents.table_detection import detection_scores
+
+    with pytest.raises(ValueError, match="found 3"):
+        detection_scores(2, 5, 3)
+    assert detection_scores(0, 0, 0).metrics == {}
 
 
 def test_reader_notes_name_the_side() -> None:
@@ -88,10 +130,18 @@ def test_pairing_is_the_best_one_to_one_assignment() -> None:
         assert sorted(p.output for p in pairs if p.output is not None) == list(range(len(output)))
 
 
-def test_table_metrics_are_headline_metrics_of_the_documents_kind() -> None:
+def test_table_metrics_are_metrics_of_the_documents_kind() -> None:
     for name in TABLE_METRICS:
         spec = DocumentsSuite.metrics[name]
-        assert spec.direction == "higher" and spec.headline and spec.bounds == (0.0, 1.0)
+        assert spec.direction == "higher" and spec.bounds == (0.0, 1.0)
+    headline = {name for name in TABLE_METRICS if DocumentsSuite.metrics[name].headline}
+    assert headline == {
+        "table_teds",
+        "table_teds_s",
+        "grits_con",
+        "grits_top",
+        "table_detection_f1",
+    }
 
 
 def test_tables_too_large_for_an_exact_distance_are_a_note(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,6 +15,7 @@ JSON): the engine stores and reads every kind of output itself, so no kind write
 
 from __future__ import annotations
 
+import resource
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -139,23 +140,72 @@ def chat_stage(
 # How a stage's CPU time is read where it runs. A thread shares its process with others (the
 # model hub, other stages), so by default only its own thread's CPU time counts; a pool
 # process runs one stage at a time, so there the whole process's CPU time counts -- including
-# the threads a library starts for itself (onnxruntime's, under RapidOCR). Wall time would
-# count waiting for a core as work: under load or ``-n 2`` it doubled the figure.
+# the threads a library starts for itself (onnxruntime's, under RapidOCR) and the programs it
+# runs and waits for (Tesseract). Wall time would count waiting for a core as work: under load
+# or ``-n 2`` it doubled the figure.
 _cpu_clock: Callable[[], float] = time.thread_time
+# Peak memory is measured only where a process runs one stage at a time (`count_whole_process`):
+# a thread's stage shares its process's memory with everything else running there.
+_whole_process = False
+_child_peak_kib = 0
+_CLEAR_REFS = Path("/proc/self/clear_refs")
+_STATUS = Path("/proc/self/status")
+
+
+def _process_and_children_time() -> float:
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def count_whole_process() -> None:
     """Called by a process that runs one stage at a time (a process pool's worker): count the
-    CPU time of all its threads."""
-    global _cpu_clock
-    _cpu_clock = time.process_time
+    CPU time of all its threads and of the programs it waits for, and measure each stage's
+    peak memory."""
+    global _cpu_clock, _whole_process
+    _cpu_clock = _process_and_children_time
+    _whole_process = True
+
+
+def child_finished(peak_rss_kib: int) -> None:
+    """A parser that ran a program and waited for it (``os.wait4``) reports the program's peak
+    resident memory in KiB: a stage's peak is its own process's or its children's, the larger."""
+    global _child_peak_kib
+    _child_peak_kib = max(_child_peak_kib, peak_rss_kib)
+
+
+def _reset_peak() -> bool:
+    """Reset this process's peak resident memory (VmHWM) to its current size (Linux: writing
+    5 to ``/proc/self/clear_refs``); False where that cannot be done."""
+    global _child_peak_kib
+    _child_peak_kib = 0
+    try:
+        _CLEAR_REFS.write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def _peak_mib() -> float | None:
+    """The larger of this process's peak resident memory since `_reset_peak` and its
+    children's (`child_finished`), in MiB."""
+    try:
+        status = _STATUS.read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return max(int(line.split()[1]), _child_peak_kib) / 1024.0
+    return None
 
 
 def timed_call(call: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, StageCost]:
     """Run `call` and say what it cost where it ran: its CPU seconds (neither queueing nor
-    waiting for a core is work) and its wall seconds from start to end (not the time it waited
-    for an executor). Module-level so that process pools and Dask can pickle it by name."""
+    waiting for a core is work), its wall seconds from start to end (not the time it waited
+    for an executor) and, in a process running one stage at a time on Linux, the peak resident
+    memory of that process (and of the programs it ran) while it ran `call`. Module-level so
+    that process pools and Dask can pickle it by name."""
+    measure_peak = _whole_process and _reset_peak()
     cpu_started, wall_started = _cpu_clock(), time.perf_counter()
     output = call(*args)
-    cost = StageCost(_cpu_clock() - cpu_started, time.perf_counter() - wall_started)
-    return output, cost
+    cpu, wall = _cpu_clock() - cpu_started, time.perf_counter() - wall_started
+    return output, StageCost(cpu, wall, peak_rss_mib=_peak_mib() if measure_peak else None)

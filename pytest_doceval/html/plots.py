@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from markupsafe import Markup
 
@@ -63,43 +64,93 @@ def axis(values: list[float]) -> tuple[float, float, list[float], int]:
     return ticks[0], ticks[-1], ticks, decimals
 
 
+@dataclass(frozen=True)
+class RowPlot:
+    """The frame of a plot with one row per system on one value axis: its scale, and its
+    opening (title, direction, grid) and closing (axis) markup."""
+
+    lo: float
+    hi: float
+    rows: int
+    left: float = 120
+    width: float = 230
+    row_height: float = 22
+    top: float = 26
+
+    def x(self, value: float) -> float:
+        return round(self.left + (value - self.lo) * self.width / (self.hi - self.lo), 1)
+
+    def y(self, row: int) -> float:
+        """The middle of row `row`."""
+        return self.top + self.row_height * row + self.row_height / 2
+
+    @property
+    def axis_y(self) -> float:
+        return self.top + self.row_height * self.rows
+
+    @staticmethod
+    def label(system: str) -> str:
+        return system if len(system) <= 18 else system[:17] + "…"
+
+    def opening(
+        self, metric: str, direction: str | None, *, what: str, css: str = "plot", room: int = 24
+    ) -> Markup:
+        """``<svg>`` with the metric's title, its direction and the grid; `room` is the width
+        right of the axis."""
+        return Markup(
+            '<svg class="{css}" width="{width}" height="{height}" role="img" '
+            'aria-label="{metric}: {what}"><text class="ptitle" x="4" y="15">{metric}</text>'
+            '<text class="pdir" x="{right}" y="15" text-anchor="end">{direction}</text>'
+        ).format(
+            css=css,
+            width=self.left + self.width + room,
+            height=self.axis_y + 26,
+            metric=metric,
+            what=what,
+            right=self.left + self.width,
+            direction=direction_label(direction),
+        )
+
+    def grid(self, values: list[float]) -> Markup:
+        _, _, ticks, decimals = axis(values)
+        return Markup().join(
+            grid_line(self.x(t), self.top, self.axis_y, f"{t:.{decimals}f}") for t in ticks
+        )
+
+    def closing(self) -> Markup:
+        return axis_line(self.left, self.left + self.width, self.axis_y) + Markup("</svg>")
+
+
+def row_plot(values: list[float], rows: int) -> RowPlot:
+    lo, hi, _, _ = axis(values)
+    return RowPlot(lo, hi, rows)
+
+
 def svg_metric(
     metric: str, direction: str | None, points: list[Point], confidence: float
 ) -> Markup:
     """Per-system mean (dot) with CI whisker and baseline mean (diamond) on one axis."""
     values = [v for p in points for v in p[1:] if v is not None]
-    lo, hi, ticks, decimals = axis(values)
-    left, width, row_h, top = 120, 230, 22, 26
-    height = top + row_h * len(points) + 26
-    scale = width / (hi - lo)
-
-    def x(v: float) -> float:
-        return round(left + (v - lo) * scale, 1)
-
-    out = [
-        Markup(
-            '<svg class="plot" width="{width}" height="{height}" role="img" '
-            'aria-label="{metric} by system"><text class="ptitle" x="4" y="15">{metric}</text>'
-            '<text class="pdir" x="{right}" y="15" text-anchor="end">{direction}</text>'
-        ).format(
-            width=left + width + 24,
-            height=height,
-            metric=metric,
-            right=left + width,
-            direction=direction_label(direction),
-        )
-    ]
-    axis_y = top + row_h * len(points)
-    out.extend(grid_line(x(t), top, axis_y, f"{t:.{decimals}f}") for t in ticks)
+    frame = row_plot(values, len(points))
+    out = [frame.opening(metric, direction, what="by system"), frame.grid(values)]
     for row, (system, mean, low, high, base) in enumerate(points):
-        y = top + row_h * row + row_h / 2
-        label = system if len(system) <= 18 else system[:17] + "…"
         tip = (
             f"{system} {metric}: mean {fmt(mean)} [{fmt(low)}, {fmt(high)}] "
             f"{confidence:.0%} CI" + (f", baseline {fmt(base)}" if base is not None else "")
         )
-        out.append(ci_row(x, y, left, label=label, tip=tip, mean=mean, ci=(low, high), base=base))
-    out.append(axis_line(left, left + width, axis_y) + Markup("</svg>"))
+        out.append(
+            ci_row(
+                frame.x,
+                frame.y(row),
+                frame.left,
+                label=frame.label(system),
+                tip=tip,
+                mean=mean,
+                ci=(low, high),
+                base=base,
+            )
+        )
+    out.append(frame.closing())
     return Markup().join(out)
 
 

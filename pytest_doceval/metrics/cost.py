@@ -10,6 +10,20 @@ stored with it, so a warm run reports what the output cost cold, not the nothing
 A stage that several tests need (an OCR'd page shared by the models asked about it) counts in
 full for each: the question is what this system's output takes to make.
 
+**Memory**: ``peak_rss_mib``, the peak resident memory of the process that made the output
+while it made it (its largest stage's, where a test has several), in MiB: measured where a
+process runs one stage at a time (the default process pool) on Linux, which can reset a
+process's high-water mark (VmHWM) before each stage (`engine.stages.timed_call`); a program
+the parser runs and reports (`engine.stages.child_finished`: Tesseract) counts when its own
+peak is larger. It includes what the process already held (the interpreter, the parser's
+libraries and models) and what earlier stages left in that worker, another system's models
+included (the pool's workers serve every system of a run): compare systems' memory in a run of
+one system. Elsewhere (threads, Dask) it is absent.
+
+**Latency** is ``wall_seconds``, per case; the report gives its percentiles beside the mean
+(p50, p95, p99 in every aggregate's ``quantiles``), and a suite gate can bound one:
+``wall_seconds = "p95:+20%"`` (`gates`).
+
 A test with no stages (a saved output) has no cost metrics: nothing was measured.
 """
 
@@ -17,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, Final
 
 from pytest_doceval.metrics.spec import RATE, MetricSpec
 
@@ -64,12 +78,21 @@ COST_METRICS: Mapping[str, MetricSpec] = {
         description="model cost of 1,000 such cases in US dollars, at the configured prices",
         bounds=RATE,
     ),
+    "peak_rss_mib": MetricSpec(
+        "lower",
+        headline=False,
+        optional=True,
+        description="peak resident memory (MiB) of the process that made the output, while it "
+        "made it (Linux, process pool)",
+        bounds=RATE,
+    ),
 }
 
 
 @dataclass(frozen=True)
 class StageCost:
-    """What one stage (or a sum of stages) cost. ``usd`` is None where no price is known."""
+    """What one stage (or a sum of stages) cost. ``usd`` is None where no price is known,
+    ``peak_rss_mib`` where memory was not measured; a sum's peak is its stages' largest."""
 
     cpu_seconds: float = 0.0
     wall_seconds: float = 0.0
@@ -77,9 +100,11 @@ class StageCost:
     tokens_in: int = 0
     tokens_out: int = 0
     usd: float | None = None
+    peak_rss_mib: float | None = None
 
     def __add__(self, other: StageCost) -> StageCost:
         usd = None if self.usd is None and other.usd is None else (self.usd or 0) + (other.usd or 0)
+        peaks = [p for p in (self.peak_rss_mib, other.peak_rss_mib) if p is not None]
         return StageCost(
             self.cpu_seconds + other.cpu_seconds,
             self.wall_seconds + other.wall_seconds,
@@ -87,6 +112,7 @@ class StageCost:
             self.tokens_in + other.tokens_in,
             self.tokens_out + other.tokens_out,
             usd,
+            max(peaks) if peaks else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -106,6 +132,8 @@ class StageCost:
         numbers = (cost.cpu_seconds, cost.wall_seconds, cost.requests, cost.tokens_in)
         if not all(isinstance(n, int | float) for n in (*numbers, cost.tokens_out)):
             return None
+        if cost.peak_rss_mib is not None and not isinstance(cost.peak_rss_mib, int | float):
+            return None
         return cost
 
     def metrics(self) -> dict[str, float]:
@@ -120,6 +148,8 @@ class StageCost:
             }
         if self.usd is not None:
             out["usd_per_1000"] = self.usd * 1000.0
+        if self.peak_rss_mib is not None:
+            out["peak_rss_mib"] = self.peak_rss_mib
         return {name: round(value, 6) for name, value in out.items()}
 
 
@@ -157,13 +187,28 @@ def cost_columns(aggregates: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> l
     return [m for m in COST_METRICS if any(m in per_metric for per_metric in aggregates.values())]
 
 
+# The cost metrics whose tail the summary shows beside the mean: p50, p95 and p99 of the
+# per-case values (the aggregate's ``quantiles``).
+LATENCY: Final = ("wall_seconds",)
+LATENCY_PERCENTILES: Final = ("p50", "p95", "p99")
+
+
 def cost_cell(metric: str, entry: Mapping[str, Any] | None) -> str:
-    """A system's mean of a cost metric, written as its unit reads ("-" where not measured)."""
+    """A system's mean of a cost metric, written as its unit reads ("-" where not measured);
+    for latency, with its p50 / p95 / p99 over the cases."""
     mean = entry.get("mean") if entry else None
     if not isinstance(mean, int | float) or mean != mean:
         return "-"
+    quantiles = (entry or {}).get("quantiles") or {}
+    if metric in LATENCY and all(
+        isinstance(quantiles.get(q), int | float) for q in LATENCY_PERCENTILES
+    ):
+        tail = ", ".join(f"{q} {quantiles[q]:.3f} s" for q in LATENCY_PERCENTILES)
+        return f"{mean:.3f} s ({tail})"
     if metric.endswith("seconds"):
         return f"{mean:.3f} s"
+    if metric == "peak_rss_mib":
+        return f"{mean:,.0f} MiB"
     if metric == "usd_per_1000":
         return f"${mean:,.2f}"
     return f"{mean:,.1f}"

@@ -32,6 +32,7 @@ class MetricSpecEntry(TypedDict):
     description: str
     bounds: list[float | None]  # [low, high]; None for an open side
     flag_dominance: float | None
+    threshold: float | None
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,10 @@ class MetricSpec:
     to a share s, the value is marked only when its flagged cases carry more than s of the sum
     of its per-case values (`rows.flag_reasons`): for a flag that warns of cases able to own a
     mean (one blank page's CER of 40 beside pages at 0.1), not of every case being suspect.
+    ``threshold``: a value past which a case is in the bad tail (above it for a lower-is-better
+    metric, below it for a higher one); each aggregate then reports the share of cases beyond
+    it (``beyond``), which a mean hides. A suite's absolute per-case gate on the metric
+    (``cer = "<= 0.2"``) takes its place there.
     """
 
     direction: Direction
@@ -66,6 +71,7 @@ class MetricSpec:
     # live run's gates read it, so a report does not carry it.
     optional: bool = False
     flag_dominance: float | None = None
+    threshold: float | None = None
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:
@@ -83,7 +89,14 @@ class MetricSpec:
             "description": self.description,
             "bounds": list(self.bounds),
             "flag_dominance": self.flag_dominance,
+            "threshold": self.threshold,
         }
+
+    def tail(self) -> tuple[str, float] | None:
+        """``(op, threshold)``: a case is beyond the threshold when ``value <op> threshold``."""
+        if self.threshold is None:
+            return None
+        return (">" if self.direction == "lower" else "<"), self.threshold
 
     def clip(self, value: float) -> float:
         """`value` inside `bounds` (NaN stays NaN: an interval of one case has no bounds)."""
@@ -107,6 +120,7 @@ class MetricSpec:
             description=str(data.get("description", "")),
             bounds=_bounds(data.get("bounds")),
             flag_dominance=_share(data.get("flag_dominance")),
+            threshold=_share(data.get("threshold")),
         )
 
 

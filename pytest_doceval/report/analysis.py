@@ -13,13 +13,15 @@ from collections.abc import Mapping, Sequence
 
 from pytest_doceval import stats
 from pytest_doceval.config import StatsConfig
-from pytest_doceval.gates import format_pp, parse_suite_gates, rounded
+from pytest_doceval.gates import Bound, format_pp, parse_rule, parse_suite_gates, rounded
+from pytest_doceval.gates import SuiteGate as SuiteGateRule
 from pytest_doceval.kinds.analyses import metric_interval, paired_change_row, values_by_system
 from pytest_doceval.kinds.base import Analysis
 from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
 from pytest_doceval.report.schema import (
     Aggregate,
     BaselineDelta,
+    Beyond,
     SuiteGate,
     SuiteMeta,
     SuiteSection,
@@ -28,24 +30,68 @@ from pytest_doceval.report.schema import (
     baseline_delta,
 )
 from pytest_doceval.rows import Row, flag_reasons, is_measured, sort_rows
+from pytest_doceval.stats.distribution import beyond, percentile, percentiles
 from pytest_doceval.stats.interval import Interval
 from pytest_doceval.stats.power import paired_mde
 
+# What lies beyond a gate's bound: the values the bound refuses.
+_REFUSED = {"<=": ">", "<": ">=", ">=": "<", ">": "<="}
+Tail = tuple[str, float, str]  # op, threshold, source ("kind" or "gate")
+
+
+def tails(
+    specs: Mapping[str, MetricSpec], case_rules: Mapping[str, Sequence[str]]
+) -> dict[str, Tail]:
+    """Per metric, what counts as beyond: a suite's absolute per-case gate on it (the first
+    bound), else the kind's `MetricSpec.threshold`."""
+    out: dict[str, Tail] = {}
+    for metric, spec in specs.items():
+        tail = spec.tail()
+        if tail is not None:
+            out[metric] = (*tail, "kind")
+    for metric, texts in case_rules.items():
+        bounds = [r for r in (parse_rule(metric, t) for t in texts) if isinstance(r, Bound)]
+        if bounds and metric in specs:
+            out[metric] = (_REFUSED[bounds[0].op], bounds[0].value, "gate")
+    return out
+
+
+def _beyond(values: Sequence[float], tail: Tail) -> Beyond:
+    op, threshold, source = tail
+    found = beyond(values, op, threshold)
+    share = found.share
+    return {
+        "op": op,
+        "threshold": threshold,
+        "source": source,
+        "cases": found.cases,
+        "n": found.n,
+        "share": None if share != share else share,
+    }
+
 
 def aggregates(
-    rows: Sequence[Row], specs: Mapping[str, MetricSpec], config: StatsConfig
+    rows: Sequence[Row],
+    specs: Mapping[str, MetricSpec],
+    config: StatsConfig,
+    thresholds: Mapping[str, Tail] | None = None,
 ) -> dict[str, dict[str, Aggregate]]:
     """Per system and metric: mean with its CI and n (``method`` says which interval,
-    ``small_n`` marks fewer than `stats.SMALL_N` cases); for metrics whose spec names
-    ``counts``, also the corpus rate (sum of edits / sum of reference lengths) and its CI
-    (``pooled``: the pooled weighted share); ``flagged``: {reason: cases} when rows flag the
-    metric (``row["flags"]``)."""
+    ``small_n`` marks fewer than `stats.SMALL_N` cases) and the per-case values' percentiles
+    (``quantiles``); for metrics whose spec names ``counts``, also the corpus rate (sum of
+    edits / sum of reference lengths) and its CI (``pooled``: the pooled weighted share);
+    ``flagged``: {reason: cases} when rows flag the metric (``row["flags"]``); ``beyond``: the
+    share of cases past the metric's threshold (`tails`), where it has one."""
     out: dict[str, dict[str, Aggregate]] = {}
     for metric, spec in specs.items():
         flagged = flag_reasons(rows, metric, dominance=spec.flag_dominance)
+        tail = (thresholds or {}).get(metric)
         for system, cases in values_by_system(rows, metric).items():
             ordered = [cases[c] for c in sorted(cases)]
             entry = aggregate_entry(metric_interval(ordered, spec, config))
+            entry["quantiles"] = percentiles(ordered)
+            if tail is not None:
+                entry["beyond"] = _beyond(ordered, tail)
             if spec.counts is not None:
                 _set_corpus(entry, _corpus(rows, system, spec.counts, config))
             if spec.pooled is not None:
@@ -136,6 +182,10 @@ def suite_gate_results(
         baseline = values_by_system(rows, gate.metric, source="baseline")
         for system in sorted(current):
             base = baseline.get(system, {})
+            if gate.percentile is not None and set(current[system]) & set(base):
+                direction = specs[gate.metric].direction
+                out.append(percentile_gate(system, gate, current[system], base, direction))
+                continue
             if not set(current[system]) & set(base):
                 out.append(
                     {
@@ -187,6 +237,42 @@ def suite_gate_results(
     return out
 
 
+def percentile_gate(
+    system: str,
+    gate: SuiteGateRule,
+    current: Mapping[str, float],
+    baseline: Mapping[str, float],
+    direction: str,
+) -> SuiteGate:
+    """A ``p<q>:<tolerance>`` gate's verdict for one system: its q-th percentile over the cases
+    it shares with its baseline against the baseline's over the same cases."""
+    assert gate.percentile is not None
+    common = sorted(set(current) & set(baseline))
+    now = rounded(percentile([rounded(current[c]) for c in common], gate.percentile))
+    before = rounded(percentile([baseline[c] for c in common], gate.percentile))
+    limit = rounded(gate.tolerance.limit(before, direction))
+    worse = now > limit if direction == "lower" else now < limit
+    q = f"p{gate.percentile:g}"
+    cmp = (">" if worse else "<=") if direction == "lower" else ("<" if worse else ">=")
+    sign = "+" if direction == "lower" else "-"
+    return {
+        "system": system,
+        "metric": gate.metric,
+        "rule": gate.text,
+        "passed": not worse,
+        "evaluated": True,
+        "n": len(common),
+        "percentile": gate.percentile,
+        "value": now,
+        "baseline_value": before,
+        "limit": limit,
+        "message": (
+            f"[{system}] {gate.metric} {q} {now:.6g} {cmp} baseline {q} {before:.6g} "
+            f"{sign} {gate.tolerance.text.lstrip('+- ')} (limit {limit:.6g}, n={len(common)})"
+        ),
+    }
+
+
 def power_note(margin: float, mde: float) -> str:
     """What a suite gate can see: the regressions it fails on with 80% power (beyond its
     margin by the MDE), and whether its margin is below the MDE."""
@@ -226,11 +312,12 @@ def analyse_suite(
     rows = sort_rows(rows)
     specs = specs_from_section(meta)
     gate_rules = meta["gate_rules"]["suite"] if "gate_rules" in meta else {}
+    case_rules = meta["gate_rules"].get("case", {}) if "gate_rules" in meta else {}
     section: SuiteSection = {
         **meta,
         "outcomes": outcome_counts(rows),
         "results": rows,
-        "aggregates": aggregates(rows, specs, config),
+        "aggregates": aggregates(rows, specs, config, tails(specs, case_rules)),
         "baseline_deltas": baseline_deltas(rows, specs, config),
         "gates": suite_gate_results(rows, gate_rules, specs, config),
         "analysis_keys": [a.key for a in analyses],

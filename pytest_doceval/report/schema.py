@@ -44,6 +44,18 @@ class GateRules(TypedDict):
     suite: dict[str, str]  # metric -> its suite rule as written
 
 
+class Beyond(TypedDict):
+    """The cases of an aggregate beyond a threshold (``value <op> threshold``): from the
+    metric's `MetricSpec.threshold`, or the suite's absolute per-case gate (``source``)."""
+
+    op: str
+    threshold: float
+    source: str  # "kind" | "gate"
+    cases: int
+    n: int
+    share: float | None
+
+
 class Aggregate(TypedDict):
     """One system's one metric over its cases (``aggregates.<system>.<metric>``)."""
 
@@ -57,6 +69,10 @@ class Aggregate(TypedDict):
     corpus_ci_low: NotRequired[float | None]
     corpus_ci_high: NotRequired[float | None]
     flagged: NotRequired[dict[str, int]]  # reason -> cases flagged on this metric
+    # the per-case values' percentiles (`stats.distribution.PERCENTILES`: p0, p25, p50, p75,
+    # p95, p99, p100)
+    quantiles: NotRequired[dict[str, float]]
+    beyond: NotRequired[Beyond]  # the share of cases past the metric's threshold
 
 
 class PairedChange(TypedDict):
@@ -102,6 +118,11 @@ class SuiteGate(TypedDict):
     mde: NotRequired[float | None]
     reliable: NotRequired[bool]
     power_note: NotRequired[str]
+    # a percentile gate (``p95:+20%``): that percentile today, the baseline's, and the limit
+    percentile: NotRequired[float]
+    value: NotRequired[float | None]
+    baseline_value: NotRequired[float | None]
+    limit: NotRequired[float | None]
     message: str
 
 

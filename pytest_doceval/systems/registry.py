@@ -2,8 +2,8 @@
 
 Where a system comes from (a name from two places is an error, see `pytest_doceval.registry`):
 
-1. built-ins: ``pymupdf``, ``rapidocr``, ``pymupdf4llm``, ``pymupdf+vlm``, ``rapidocr+vlm``
-   (each imported only when a suite uses it);
+1. built-ins: ``pymupdf``, ``rapidocr``, ``tesseract``, ``pymupdf4llm``, ``pymupdf+vlm``,
+   ``rapidocr+vlm`` (each imported only when a suite uses it);
 2. the entry-point group ``pytest_doceval.systems``: entry-point name = system name, value =
    ``module:factory``;
 3. ``@pytest_doceval.register_parser("name")`` in any module (a conftest.py), at import time,
@@ -39,6 +39,7 @@ SystemRegistry: TypeAlias = Registry[ParserFactory]
 _BUILTINS: dict[str, str] = {
     "pymupdf": "pytest_doceval.systems.pymupdf_text:PyMuPDFText",
     "rapidocr": "pytest_doceval.systems.rapidocr_ocr:RapidOCRParser",
+    "tesseract": "pytest_doceval.systems.tesseract_ocr:TesseractParser",
     "pymupdf4llm": "pytest_doceval.systems.pymupdf4llm_md:PyMuPDF4LLM",
     "pymupdf+vlm": "pytest_doceval.systems.two_stage:PyMuPDFWithVLM",
     "rapidocr+vlm": "pytest_doceval.systems.two_stage:RapidOCRWithVLM",

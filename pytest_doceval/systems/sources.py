@@ -99,8 +99,8 @@ def cannot_read(system: str, parser: object, language: str) -> str | None:
     if not missing:
         return None
     names = " or ".join(LANGUAGE_NAMES.get(code, code) for code in missing)
-    covers = getattr(parser, "reads", None)
-    return f"{system} does not read {names}" + (f" (its models cover {covers})" if covers else "")
+    reads = getattr(parser, "reads", None)
+    return f"{system} does not read {names}" + (f" (it reads {reads})" if reads else "")
 
 
 def unread_language_notes(sources: Iterable[Source], language: str) -> list[str]:

@@ -73,7 +73,9 @@ _CONTINUATION_INDENT = 2
 Element = tuple[str, str]
 
 
-def _normalise(text: str) -> str:
+def element_text(text: str) -> str:
+    """An element's text as matched (module docstring): NFKC, links and emphasis removed,
+    escapes resolved, whitespace collapsed, case folded."""
     text = unicodedata.normalize("NFKC", text)
     text = _LINK.sub(r"\1", text)
     text = _EMPHASIS.sub("", text)
@@ -109,7 +111,7 @@ def extract_elements(markdown: str) -> list[Element]:
         index += 1
         if code is not None:
             if _FENCE.match(line.strip()):
-                elements.append(("code_block", _normalise("\n".join(code))))
+                elements.append(("code_block", element_text("\n".join(code))))
                 code = None
             else:
                 code.append(line)
@@ -117,21 +119,21 @@ def extract_elements(markdown: str) -> list[Element]:
         if _FENCE.match(line):
             code = []
         elif match := _HEADING.match(line):
-            elements.append(("heading", _normalise(match.group(1))))
+            elements.append(("heading", element_text(match.group(1))))
         elif _TABLE_ROW.match(line.strip()):
             row = line.strip()
             if not TABLE_SEPARATOR.match(row):
                 # Seed 000's row splits on every "|" (an escaped one too), between outer pipes.
-                cells = [_normalise(c) for c in md.split_pipe_row(row, escaped_pipes=False)]
+                cells = [element_text(c) for c in md.split_pipe_row(row, escaped_pipes=False)]
                 elements.append(("table_row", "|".join(cells)))
         elif item := _list_item(line):
             parts = [item[1]]
             while index < len(lines) and _is_continuation(lines[index]):
                 parts.append(lines[index])
                 index += 1
-            elements.append((item[0], _normalise(" ".join(parts))))
+            elements.append((item[0], element_text(" ".join(parts))))
     if code is not None:  # an unclosed fence still opened a code block
-        elements.append(("code_block", _normalise("\n".join(code))))
+        elements.append(("code_block", element_text("\n".join(code))))
     return elements
 
 

@@ -34,8 +34,10 @@ from pytest_doceval.kinds.documents.chunks import (
     embeddings_stage,
 )
 from pytest_doceval.kinds.documents.document_score import score_document
+from pytest_doceval.kinds.documents.headings import HEADING_METRICS, heading_scores
 from pytest_doceval.kinds.documents.insertions import CER_DOMINANCE
 from pytest_doceval.kinds.documents.paper import per_parser, table3
+from pytest_doceval.kinds.documents.reading_order import READING_ORDER_METRICS, reading_order
 from pytest_doceval.kinds.documents.tables import TABLE_METRICS, TEDS_READINGS, score_tables
 from pytest_doceval.kinds.views import output_change
 from pytest_doceval.metrics.spec import RATE, SHARE, MetricSpec
@@ -89,6 +91,7 @@ class DocumentsSuite(Suite):
             "insertions on a short truth can exceed 1",
             "cer",
             flag_dominance=CER_DOMINANCE,
+            threshold=0.2,  # the tail: more than one character in five wrong
         ),
         "ned": MetricSpec(
             "lower",
@@ -132,6 +135,8 @@ class DocumentsSuite(Suite):
             "(1 - embedding variance); compares only under one embedder",
         ),
         **TABLE_METRICS,
+        **READING_ORDER_METRICS,
+        **HEADING_METRICS,
         "structure_precision_*": MetricSpec("higher", bounds=SHARE, headline=False),
         "structure_recall_*": MetricSpec("higher", bounds=SHARE, headline=False),
         "structure_f1_*": MetricSpec("higher", bounds=SHARE, headline=False),
@@ -310,6 +315,7 @@ class DocumentsSuite(Suite):
             truth, output, language=self.language, normalization=self.normalization
         )
         tables = score_tables(truth, output, reading=self.teds)
+        heads = heading_scores(truth, output)
         vectors = results.get("vectors")
         chunks = chunk_quality(truth, output, embedder=self.embedder(), vectors=vectors)
         if chunks.metrics.get("chunk_score", 0.0) != chunks.metrics.get("chunk_score", 0.0):
@@ -317,7 +323,13 @@ class DocumentsSuite(Suite):
             notes.append("chunk_score: no chunk of the output has two sentences to compare")
         notes += chunks.notes
         return CaseResult(
-            metrics={**score.metrics, **tables.metrics, **chunks.metrics},
+            metrics={
+                **score.metrics,
+                **tables.metrics,
+                **reading_order(truth, output),
+                **heads.metrics,
+                **chunks.metrics,
+            },
             counts={**score.counts, **tables.counts},
             details={"structure_counts": score.structure_counts, **chunks.details},
             views={
@@ -328,6 +340,6 @@ class DocumentsSuite(Suite):
             },
             fingerprint=dict(fingerprint or {}),
             cache_key=key,
-            notes=notes + score.notes + tables.notes,
+            notes=notes + score.notes + tables.notes + heads.notes,
             flags={**score.flags, **chunks.flags},
         )

@@ -12,8 +12,13 @@ that is, over max(truth tables, output tables) -- or more when zero-TEDS pairs s
 With ``teds = "pubtabnet"`` (`TEDS_READINGS`) the pairs are scored by PubTabNet's own TEDS
 (`teds_pubtabnet`) instead of the default fair reading (`teds`).
 
-A truth without tables gives no table metric at all (neither 1 nor 0: there is nothing to
-measure), and an output with tables there gets a note. Tables too large for an exact tree edit
+Beside TEDS, the same tables give GriTS-Con and GriTS-Top (`table_grits`, GriTS's own pairing)
+and table detection precision / recall / F1 (`table_detection`: the pairs above that have a
+cell text in common).
+
+A truth without tables gives no TEDS and no GriTS (neither 1 nor 0: there is nothing to
+measure), and an output with tables there gets a note; its invented tables still count for
+table detection (precision 0, F1 0). Tables too large for an exact tree edit
 distance (`tree_edit.MAX_CELLS`) leave the case without table metrics, with a note. What the
 readers found odd (ragged rows, broken HTML) is a note naming the side. ``counts["tables"]``
 holds the truth's, the output's and the matched tables.
@@ -27,6 +32,12 @@ from typing import Any, Final
 
 import numpy as np
 
+from pytest_doceval.kinds.documents.table_detection import (
+    TABLE_DETECTION_METRICS,
+    detection_scores,
+    shares_cell_text,
+)
+from pytest_doceval.kinds.documents.table_grits import GRITS_METRICS, score_grits
 from pytest_doceval.kinds.documents.table_trees import Table, read_tables
 from pytest_doceval.kinds.documents.teds import teds, teds_s
 from pytest_doceval.metrics.assignment import assign
@@ -43,12 +54,15 @@ TABLE_METRICS: Final[Mapping[str, MetricSpec]] = {
         bounds=SHARE,
         description="mean TEDS (PubTabNet tree-edit similarity: structure and cell text) of "
         "the truth's tables paired one to one with the output's; missing or invented tables 0",
+        threshold=0.5,  # the tail: tables more wrong than right
     ),
     "table_teds_s": MetricSpec(
         "higher",
         bounds=SHARE,
         description="mean TEDS-S (structure only: rows, cells, spans) over the same table pairs",
     ),
+    **GRITS_METRICS,
+    **TABLE_DETECTION_METRICS,
 }
 
 
@@ -63,7 +77,7 @@ class TablePair:
 @dataclass(frozen=True)
 class TableScores:
     metrics: dict[str, float] = field(default_factory=dict)
-    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    counts: dict[str, dict[str, float]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     views: dict[str, Any] = field(default_factory=dict)
 
@@ -147,12 +161,14 @@ def score_tables(truth: str, output: str, *, reading: str = "fair") -> TableScor
     notes = [f"truth: {n}" for n in truth_read.notes] + [f"output: {n}" for n in output_read.notes]
     truth_tables, output_tables = truth_read.tables, output_read.tables
     if not truth_tables:
-        if output_tables:
-            notes.append(
-                f"the truth has no table but the output has {len(output_tables)}: "
-                "no table metric for this case"
-            )
-        return TableScores(notes=notes)
+        if not output_tables:
+            return TableScores(notes=notes)
+        notes.append(
+            f"the truth has no table but the output has {len(output_tables)}: no TEDS or "
+            "GriTS for this case; table detection counts them as invented"
+        )
+        invented = detection_scores(0, len(output_tables), 0)
+        return TableScores(invented.metrics, invented.counts, notes)
     try:
         if reading == "pubtabnet":
             pairs, reading_notes = _pubtabnet_pairs(truth_tables, output_tables)
@@ -163,13 +179,27 @@ def score_tables(truth: str, output: str, *, reading: str = "fair") -> TableScor
         notes.append(f"table metrics not scored: {exc}")
         return TableScores(notes=notes)
     matched = sum(1 for p in pairs if p.truth is not None and p.output is not None)
+    found = sum(
+        1
+        for p in pairs
+        if p.truth is not None
+        and p.output is not None
+        and shares_cell_text(truth_tables[p.truth], output_tables[p.output])
+    )
+    detection = detection_scores(len(truth_tables), len(output_tables), found)
+    grids = score_grits(truth_tables, output_tables)
     metrics = {
         "table_teds": sum(p.teds for p in pairs) / len(pairs),
         "table_teds_s": sum(p.teds_s for p in pairs) / len(pairs),
+        **grids.metrics,
+        **detection.metrics,
     }
-    counts = {
-        "tables": {"truth": len(truth_tables), "output": len(output_tables), "matched": matched}
+    counts: dict[str, dict[str, float]] = {
+        "tables": {"truth": len(truth_tables), "output": len(output_tables), "matched": matched},
+        **grids.counts,
+        **detection.counts,
     }
+    notes += grids.notes
     view = {
         "pairs": [
             {

@@ -44,6 +44,7 @@ from pytest_doceval.kinds.base import (
     system_list,
 )
 from pytest_doceval.kinds.omnidocbench import html
+from pytest_doceval.kinds.omnidocbench.markdown_tables import predicted_tables
 from pytest_doceval.kinds.omnidocbench.paper import leaderboard_table
 from pytest_doceval.kinds.omnidocbench.reference import checkout_of
 from pytest_doceval.kinds.omnidocbench.scoring import (
@@ -65,6 +66,7 @@ from pytest_doceval.kinds.omnidocbench.suite_pages import (
     parse_page_image,
     prediction_candidates,
 )
+from pytest_doceval.kinds.omnidocbench.tables import page_grits, page_tables
 from pytest_doceval.metrics.spec import SHARE, MetricSpec
 from pytest_doceval.paper import TableBuilder
 from pytest_doceval.results import CaseResult
@@ -109,6 +111,15 @@ class OmniDocBenchSuite(Suite):
             "higher", bounds=SHARE, description="Table TEDS-S: table structure only"
         ),
         "reading_order_edit": _edit("Read Order Edit", "reading_order_edit"),
+        "grits_con": MetricSpec(
+            "higher",
+            bounds=SHARE,
+            description="GriTS-Con of the page's tables (Smock et al. 2023; not an OmniDocBench "
+            "number): cell texts on the tables' grids, F1 over cells",
+        ),
+        "grits_top": MetricSpec(
+            "higher", bounds=SHARE, description="GriTS-Top: the tables' cell spans on their grids"
+        ),
     }
     analyses = (LeaderboardAnalysis(),)
     paper_tables: ClassVar[tuple[TableBuilder, ...]] = (leaderboard_table,)
@@ -201,8 +212,12 @@ class OmniDocBenchSuite(Suite):
             score = score_page(page.annotation, prediction, self.reference)
         except DocevalError as exc:
             raise type(exc)(f"page {page.image} ({self.annotations.name}): {exc}") from None
+        metrics = {m: float(v) for m, v in score.metrics.items()}
+        if "table_teds" in metrics:  # the page has tables: GriTS beside its TEDS
+            truth = page_tables(page.annotation)
+            metrics |= page_grits(truth, predicted_tables(prediction).tables)
         return CaseResult(
-            metrics={m: float(v) for m, v in score.metrics.items()},
+            metrics=metrics,
             counts=row_counts(score),
             details={"image": page.image, "page": page.index + 1, "prediction": str(source)},
             views={"blocks": blocks_view(score)},

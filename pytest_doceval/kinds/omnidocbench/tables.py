@@ -11,18 +11,31 @@ scored against an empty prediction (TEDS 0); a predicted table left without one 
 Each pair's TEDS and TEDS-S are `teds.teds_pair` of the two tables' normalised HTML (a side
 that does not normalise, e.g. a prediction with no ``<table``, is compared as written). The
 page's ``table_teds`` is the mean over its truth tables.
+
+GriTS (`page_grits`, `metrics.grits`; not an OmniDocBench number) reads the same normalised
+HTML into grids as GriTS's package reads HTML (lxml; rows in document order, a cell's text its
+text nodes joined by a space, spans read as a browser reads them) and pairs the page's tables
+by its own assignment; a table that does not read (no ``<table``, a LaTeX table) has no cells.
+A page whose truth tables have no cell has no GriTS.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from lxml import etree, html
 from rapidfuzz.distance import Levenshtein
 
+from pytest_doceval.kinds.omnidocbench.annotations import in_reading_order, truth_elements
 from pytest_doceval.kinds.omnidocbench.table_html import normalised_table_html
 from pytest_doceval.kinds.omnidocbench.teds import teds_pair
+from pytest_doceval.metrics.grits import GridCell, TableGrid, grits, table_grid
+
+_SPAN = re.compile(r"[\t\n\f\r ]*\+?([0-9]+)")  # a browser's reading of colspan/rowspan
 
 
 @dataclass(frozen=True)
@@ -87,3 +100,51 @@ def pair_tables(truth: Sequence[str], predicted: Sequence[str]) -> list[TablePai
             )
         )
     return pairs
+
+
+def _span(value: str | None, most: int) -> int:
+    match = _SPAN.match(value or "")
+    return min(int(match.group(1)), most) if match and int(match.group(1)) else 1
+
+
+def html_grid(markup: str) -> TableGrid:
+    """The first table of `markup` on its grid (module docstring); no cells when none reads."""
+    try:
+        root = html.fromstring(markup, parser=html.HTMLParser(remove_comments=True))
+    except (etree.ParserError, ValueError):
+        return table_grid([])
+    table = root if root.tag == "table" else root.find(".//table")
+    rows: list[list[GridCell]] = []
+    implied: object = None
+    for element in table.iter() if table is not None else ():
+        if element.tag == "tr":
+            rows.append([])
+            implied = None
+        elif element.tag in ("td", "th"):
+            parent = element.getparent()
+            if parent.tag != "tr" and parent is not implied:  # cells outside a row: one more
+                rows.append([])
+                implied = parent
+            text = " ".join(element.itertext())
+            spans = _span(element.get("colspan"), 1000), _span(element.get("rowspan"), 65534)
+            rows[-1].append(GridCell(text, *spans))
+    return table_grid(rows)
+
+
+def page_tables(page: Mapping[str, Any]) -> list[str]:
+    """The page's truth tables as written, in reading order, as the TEDS scoring reads them."""
+    tables = in_reading_order(truth_elements(page).get("table", []))
+    return [str(t.get("content") or t.get("html", "")) for t in tables]
+
+
+def page_grits(truth: Sequence[str], predicted: Sequence[str]) -> dict[str, float]:
+    """``grits_con`` and ``grits_top`` of a page's predicted tables against its truth tables
+    (both as written; read as their normalised HTML): none when the truth's have no cell."""
+    truth_grids = [html_grid(_Read.of(t).scored) for t in truth]
+    if not any(g.slots for g in truth_grids):
+        return {}
+    predicted_grids = [html_grid(_Read.of(p).scored) for p in predicted]
+    return {
+        f"grits_{aspect}": grits(truth_grids, predicted_grids, aspect).f1
+        for aspect in ("con", "top")
+    }

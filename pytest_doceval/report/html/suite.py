@@ -1,16 +1,18 @@
 """One suite's section, in the order a reviewer reads it: what it is and how its tests came
 out, what changed (the tests that failed, then the baseline deltas), the gates, the summary
-with its legend, plots, baseline bookkeeping, the per-case table, and, folded below it, the
-kind's analyses."""
+with its legend, plots (means, then distributions), baseline bookkeeping, the per-case table,
+and, folded below it, the kind's analyses."""
 
 from __future__ import annotations
 
 from markupsafe import Markup
 
 from pytest_doceval.html.codec import Blobs
-from pytest_doceval.html.fmt import as_text, strings
+from pytest_doceval.html.distributions import distributions
+from pytest_doceval.html.fmt import as_text, mapping, strings
 from pytest_doceval.html.model import SuiteView, outcome_counts
 from pytest_doceval.html.plots import plots
+from pytest_doceval.metrics.cost import cost_columns
 from pytest_doceval.report.html.analyses import analyses
 from pytest_doceval.report.html.cases import cases_block
 from pytest_doceval.report.html.changes import what_changed
@@ -47,6 +49,7 @@ def suite_section(view: SuiteView, blobs: Blobs) -> Markup:
             summary_table(view),
             cost_table(view),
             plots(view),
+            distributions(view, cost_columns(mapping(view.data.get("aggregates")))),
             baseline_lists(view),
             cases_block(view, blobs),
             folded_analyses(view),

@@ -229,7 +229,8 @@ def cost_table(view: SuiteView) -> Markup:
     )
     head = Markup().join(Markup("<th>{}</th>").format(m) for m in columns)
     return Markup(
-        "<h3>Cost per case: mean, as measured when each output was made</h3>"
+        "<h3>Cost per case: mean, as measured when each output was made (latency also its "
+        "p50, p95, p99 over the cases)</h3>"
         '<table class="summary cost"><thead><tr><th>system</th>{}</tr></thead>'
         "<tbody>{}</tbody></table>"
     ).format(head, rows)
