@@ -167,3 +167,22 @@ def test_a_gate_on_a_cost_metric_fails_the_costly_tests(
     result.assert_outcomes(passed=4, failed=2)
     result.stdout.fnmatch_lines(["*tokens_in*"])
     assert math.isfinite(_rows(pytester)["c0", "pymupdf+vlm"]["metrics"]["tokens_in"])
+
+
+def test_a_cold_update_leaves_the_baseline_as_it_was(pytester: pytest.Pytester) -> None:
+    """The timings of a fresh CI runner are not a change: `--doceval-update` on a cold cache
+    rewrites no entry, and the baseline holds no timing at all."""
+    cases = {f"c{i}": {"truth": TRUTH, "pdf": PAGE} for i in range(2)}
+    write_suite(pytester.path, "tides", cases, systems=["pymupdf"])
+    pytester.runpytest("--doceval", "--doceval-update", "--doceval-cache=off").assert_outcomes(
+        passed=2
+    )
+    baseline = pytester.path / "baselines" / "tides.json"
+    before = baseline.read_text()
+    entries = json.loads(before)["entries"]
+    assert not any(m in COST_METRICS for e in entries.values() for m in e["metrics"]), entries
+    result = pytester.runpytest("--doceval", "--doceval-update", "--doceval-cache=off")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*tides: baseline baselines/tides.json unchanged*"])
+    assert baseline.read_text() == before
+    assert _rows(pytester)["c0", "pymupdf"]["metrics"]["cpu_seconds"] > 0  # still reported

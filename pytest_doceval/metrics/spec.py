@@ -52,6 +52,11 @@ class MetricSpec:
     to a share s, the value is marked only when its flagged cases carry more than s of the sum
     of its per-case values (`rows.flag_reasons`): for a flag that warns of cases able to own a
     mean (one blank page's CER of 40 beside pages at 0.1), not of every case being suspect.
+    ``noisy``: a measurement of the run rather than of its output (seconds, requests, tokens,
+    price: `metrics.cost`), different on every machine and every cold run. It stays out of the
+    committed baselines unless a gate compares it with the baseline, and then moves there
+    only when it leaves that gate's tolerance (`run.baselines`): a baseline diff reads as
+    "which number moved", not as timing noise.
     """
 
     direction: Direction
@@ -66,6 +71,8 @@ class MetricSpec:
     # live run's gates read it, so a report does not carry it.
     optional: bool = False
     flag_dominance: float | None = None
+    # Like `optional`, read by a live run's baseline update only: not in a report.
+    noisy: bool = False
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:

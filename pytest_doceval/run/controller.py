@@ -16,7 +16,7 @@ from pytest_doceval.metrics.spec import ordered_specs
 from pytest_doceval.results import MEASURED
 from pytest_doceval.rows import Row
 from pytest_doceval.run.analysis_cache import AnalysisCache
-from pytest_doceval.run.baselines import BaselineChange, update_baseline
+from pytest_doceval.run.baselines import BaselineChange, NoiseBands, update_baseline
 from pytest_doceval.run.case_gates import SuiteBaselines
 from pytest_doceval.store import Store
 
@@ -228,6 +228,7 @@ class Controller:
                 scoring_id=suite.scoring_id,
                 rows=measured_rows,
                 defined_keys=defined,
+                noise=NoiseBands.of(suite, measured),
             )
             self._summarise_changes(suite.name, changes)
         elif unused:
