@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import platform
-import sys
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -40,6 +39,8 @@ _PACKAGES = (
 
 
 def environment() -> Environment:
+    """What the numbers depend on: Python, the platform, the packages' versions. Not where
+    the interpreter lives (a CI runner's or a user's folder in a report passed on)."""
     packages = {}
     for name in _PACKAGES:
         try:
@@ -49,7 +50,6 @@ def environment() -> Environment:
     return {
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "executable": sys.executable,
         "packages": packages,
     }
 

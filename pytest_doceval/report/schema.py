@@ -35,7 +35,7 @@ HASH_BASIS = "hash"
 class Environment(TypedDict):
     python: str
     platform: str
-    executable: str
+    executable: NotRequired[str]  # reports before issue 37 named the interpreter's path
     packages: dict[str, str]  # distribution -> version, for those installed
 
 
