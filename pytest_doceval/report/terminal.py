@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pytest_doceval.metrics.cost import cost_cell, cost_columns
 from pytest_doceval.metrics.spec import headline, specs_from_section
 from pytest_doceval.report.schema import Aggregate, Report, SuiteSection
-from pytest_doceval.rows import FLAG_MARK, describe_flags, row_key
+from pytest_doceval.rows import FLAG_MARK, describe_flags, outcome_count, row_key
 
 # Columns in the terminal table; the rest of the headline metrics are in the reports.
 TERMINAL_COLUMNS = 5
@@ -30,7 +30,7 @@ def summary_lines(report: Report) -> list[str]:
     if report.get("interrupted"):
         lines.append("INTERRUPTED: the numbers below cover only the tests that ran")
     for name, suite in report.get("suites", {}).items():
-        outcomes = ", ".join(f"{n} {k}" for k, n in suite.get("outcomes", {}).items())
+        outcomes = ", ".join(outcome_count(n, k) for k, n in suite.get("outcomes", {}).items())
         if suite.get("error"):
             lines.append(f"{name}: {outcomes}")
             lines.append(f"  suite error: {suite['error']}")

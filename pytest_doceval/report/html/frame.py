@@ -22,6 +22,7 @@ from pytest_doceval.html.model import (
     total_outcomes,
 )
 from pytest_doceval.report.schema import Report
+from pytest_doceval.rows import outcome_count
 
 _OUTCOME_CLASS = {"passed": "o-passed", "failed": "o-failed", "error": "o-error"}
 
@@ -55,12 +56,7 @@ def document(title: str, body: Markup, blobs: Markup) -> Markup:
 
 def outcome_phrase(counts: Mapping[str, int]) -> str:
     """``2 failed, 1 error, 5 passed``: pytest's words, pytest's numbers."""
-    words = {"error": ("error", "errors")}
-    parts = []
-    for outcome in ordered_outcomes(counts):
-        one, many = words.get(outcome, (outcome, outcome))
-        parts.append(f"{counts[outcome]:,} {one if counts[outcome] == 1 else many}")
-    return ", ".join(parts) or "no tests"
+    return ", ".join(outcome_count(counts[o], o) for o in ordered_outcomes(counts)) or "no tests"
 
 
 def title(views: Sequence[SuiteView]) -> str:
