@@ -3,11 +3,14 @@ of exactly nothing, and the order of the significant changes in the markdown sum
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
+from pytest_doceval.html.model import change
 from pytest_doceval.report.html.frame import outcome_phrase
+from pytest_doceval.report.html.summary import _delta_html, delta_title
 from pytest_doceval.report.terminal import summary_lines
 from pytest_doceval.rows import outcome_count
 
@@ -29,3 +32,36 @@ def test_the_terminal_and_the_page_say_errors() -> None:
     }
     assert summary_lines(report)[0] == "tides (documents, -): 4 errors, 2 passed"
     assert outcome_phrase({"passed": 2, "error": 4}) == "4 errors, 2 passed"
+
+
+def _delta(diff: float, low: float | None, high: float | None, n: int) -> dict[str, Any]:
+    return {
+        "mean_diff": diff,
+        "ci_low": low,
+        "ci_high": high,
+        "n": n,
+        "baseline_mean": 0.1,
+        "significant": False,
+        "verdict": "unchanged",
+    }
+
+
+def _shown(delta: dict[str, Any]) -> str:
+    html = str(_delta_html(delta, "lower", 0.95))
+    return " ".join(re.sub(r"<[^>]+>", " ", re.sub(r' title="[^"]*"', "", html)).split())
+
+
+def test_a_change_of_exactly_nothing_reads_unchanged() -> None:
+    """Every case as in the baseline: "unchanged", not "not significant" (which says a change
+    too small to tell from noise), in the cell and in its tooltip."""
+    assert _shown(_delta(0.0, 0.0, 0.0, 5)).endswith("vs baseline unchanged")
+    assert _shown(_delta(0.0, None, None, 1)).endswith("vs baseline unchanged")
+    title = delta_title(_delta(0.0, 0.0, 0.0, 5), change(_delta(0.0, 0.0, 0.0, 5), "lower"), 0.95)
+    assert title.endswith("— unchanged: every case as in the baseline")
+
+
+def test_a_mean_of_zero_whose_cases_moved_is_not_unchanged() -> None:
+    moved = _delta(0.0, -0.02, 0.02, 5)
+    assert _shown(moved).endswith("vs baseline not significant at n = 5")
+    assert delta_title(moved, change(moved, "lower"), 0.95).endswith("— not significantly changed")
+    assert _shown(_delta(0.001, None, None, 1)).endswith("vs baseline not testable (n = 1)")
