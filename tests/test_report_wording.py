@@ -11,14 +11,21 @@ import pytest
 from pytest_doceval.html.model import change
 from pytest_doceval.report.html.frame import outcome_phrase
 from pytest_doceval.report.html.summary import _delta_html, delta_title
+from pytest_doceval.report.markdown import summary_markdown
 from pytest_doceval.report.terminal import summary_lines
 from pytest_doceval.rows import outcome_count
 
 
 @pytest.mark.parametrize(
     ("count", "outcome", "words"),
-    [(1, "error", "1 error"), (4, "error", "4 errors"), (0, "error", "0 errors")]
-    + [(4, "failed", "4 failed"), (1, "passed", "1 passed"), (1_200, "skipped", "1,200 skipped")],
+    [
+        (1, "error", "1 error"),
+        (4, "error", "4 errors"),
+        (0, "error", "0 errors"),
+        (4, "failed", "4 failed"),
+        (1, "passed", "1 passed"),
+        (1_200, "skipped", "1,200 skipped"),
+    ],
 )
 def test_a_count_of_an_outcome_reads_as_pytest_says_it(
     count: int, outcome: str, words: str
@@ -65,3 +72,48 @@ def test_a_mean_of_zero_whose_cases_moved_is_not_unchanged() -> None:
     assert _shown(moved).endswith("vs baseline not significant at n = 5")
     assert delta_title(moved, change(moved, "lower"), 0.95).endswith("— not significantly changed")
     assert _shown(_delta(0.001, None, None, 1)).endswith("vs baseline not testable (n = 1)")
+
+
+def _moved(metric: str, system: str, verdict: str, diff: float, d: float | None) -> dict[str, Any]:
+    entry = {**_delta(diff, diff - 0.01, diff + 0.01, 6), "significant": True, "verdict": verdict}
+    return {**entry, "metric": metric, "system": system, "current_mean": 0.2, "cohens_d": d}
+
+
+def test_the_summary_lists_significant_changes_worst_first() -> None:
+    """Worse before better, and within each the change that stands out most from its cases'
+    spread (|Cohen's d_z|; a change every case made alike, d written as null, first) -- not
+    by suite, metric and system name as the deltas come."""
+    deltas = [
+        _moved("cer", "a-parser", "worse", 0.01, 0.4),
+        _moved("cer", "b-parser", "better", -0.03, -2.0),
+        _moved("wer", "a-parser", "worse", 0.02, 3.1),
+        _moved("ned", "z-parser", "worse", 0.005, None),  # every case +0.005
+        _moved("wer", "b-parser", "unchanged", 0.0, 0.0),
+    ]
+    report: Any = {"suites": {"papers": {"baseline_deltas": deltas, "outcomes": {"passed": 6}}}}
+    text = summary_markdown(report, [])
+    table = [
+        line for line in text.splitlines() if line.startswith("| **WORSE**") or "| better" in line
+    ]
+    order = [(cells[3].strip(), cells[4].strip()) for cells in (line.split("|") for line in table)]
+    assert order == [
+        ("z-parser", "ned"),
+        ("a-parser", "wer"),
+        ("a-parser", "cer"),
+        ("b-parser", "cer"),
+    ]
+    assert "Significant changes (3 worse, 1 better)" in text
+
+
+def test_baseline_deltas_carry_cohens_d() -> None:
+    from pytest_doceval.config import StatsConfig
+    from pytest_doceval.kinds.analyses import paired_change_row
+    from pytest_doceval.stats.comparisons import paired_change
+
+    now, before = [0.2, 0.25, 0.3, 0.4], [0.1, 0.2, 0.1, 0.3]
+    row = paired_change_row(now, before, "lower", StatsConfig())
+    assert row["cohens_d"] == pytest.approx(paired_change(now, before).cohens_d)
+    diffs = [a - b for a, b in zip(now, before, strict=True)]
+    mean = sum(diffs) / 4
+    sd = (sum((x - mean) ** 2 for x in diffs) / 3) ** 0.5
+    assert row["cohens_d"] == pytest.approx(mean / sd)  # d_z, by hand

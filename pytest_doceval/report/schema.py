@@ -70,6 +70,9 @@ class PairedChange(TypedDict):
     method: str
     p_ttest: float | None
     p_wilcoxon: float | None
+    # Cohen's d_z; null when the differences have no spread (all alike: infinite, or none).
+    # Reports written before it have none.
+    cohens_d: NotRequired[float | None]
     significant: bool
     verdict: str  # better, worse or unchanged, in the metric's direction
     mde: float | None
@@ -217,6 +220,7 @@ def baseline_delta(
         "method": change["method"],
         "p_ttest": change["p_ttest"],
         "p_wilcoxon": change["p_wilcoxon"],
+        "cohens_d": change["cohens_d"],
         "significant": change["significant"],
         "verdict": change["verdict"],
         "mde": change["mde"],
