@@ -172,6 +172,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _check_numbers(config)
     from pytest_doceval.config import ProjectConfig, StatsConfig, find_project_root
     from pytest_doceval.errors import DocevalError
+    from pytest_doceval.run.shards import durations_reports
     from pytest_doceval.session import SESSION_KEY, DocevalSession, Options, parse_shard
 
     invoked = Path(config.invocation_params.dir)
@@ -203,7 +204,9 @@ def pytest_configure(config: pytest.Config) -> None:
         ),
         executor=_executor(config.getoption("doceval_executor") or project.executor),
         shard=parse_shard(config.getoption("doceval_shard")),
-        shard_durations=invoked / durations if durations else json_path,
+        shard_durations=durations_reports(
+            invoked / durations if durations else None, json_path, root / JSON_REPORT
+        ),
     )
     session = DocevalSession(config, project, options, root=root)
     config.stash[SESSION_KEY] = session

@@ -47,7 +47,7 @@ class Options:
     executor: str
     stats: StatsConfig
     shard: tuple[int, int] | None
-    shard_durations: Path  # the report whose recorded durations balance the shards
+    shard_durations: tuple[Path, ...]  # reports whose recorded durations balance the shards
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -202,6 +202,8 @@ class DocevalSession:
         shard = self.options.shard
         plan = self.shard_plan
         ran = not self.config.getoption("collectonly", False)
+        if plan is not None and ran and not plan.empty:
+            self.summary_lines.append(plan.line())  # every shard says how it was split
         try:
             return self.controller.finish(
                 json_path=self.options.json_path,

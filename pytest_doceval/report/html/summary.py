@@ -39,9 +39,7 @@ from pytest_doceval.rows import FLAG_MARK, describe_flags
 
 
 def delta_title(delta: Mapping[str, Any], reading: Change, confidence: float) -> str:
-    word = {"worse": "worse", "better": "better", "same": "changed"}.get(
-        reading.verdict, "changed"
-    )
+    word = {"worse": "worse", "better": "better", "same": "changed"}.get(reading.verdict, "changed")
     if unchanged(delta):
         verdict = "unchanged: every case as in the baseline"
     else:
