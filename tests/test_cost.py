@@ -17,7 +17,7 @@ from model_server import ModelServer, _parts, reply_text
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.metrics.cost import COST_METRICS, StageCost, price, tokens_of, total
 from pytest_doceval.models.config import ModelConfig
-from tests.conftest import TRUTH, read_report, write_suite
+from tests.conftest import TRUTH, WORKERS, read_report, write_suite
 
 PAGE = "Tides\nTidal storage moves water between two basins.\n- pumps\n- turbines"
 PRICE_IN, PRICE_OUT = 2.5, 10.0  # US dollars per million tokens
@@ -112,7 +112,7 @@ def server() -> ModelServer:
         yield running
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_rows_carry_their_cost_and_a_warm_run_reports_the_cold_one(
     pytester: pytest.Pytester, server: ModelServer, workers: list[str]
 ) -> None:

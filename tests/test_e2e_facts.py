@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_doceval.cli import main as doceval
-from tests.conftest import make_pdf, read_report
+from tests.conftest import WORKERS, make_pdf, read_report
 
 pytest_plugins = ["pytester"]
 
@@ -109,7 +109,7 @@ def mean_of_file_means(rows: list[dict[str, Any]], system: str) -> float:
     return sum(sum(v) / len(v) for v in files.values()) / len(files)
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_rows_verdicts_and_pass_rate(
     pytester: pytest.Pytester, harbour: Path, workers: list[str]
 ) -> None:

@@ -10,7 +10,7 @@ import pytest
 from pytest_doceval.cli import main as doceval
 from pytest_doceval.kinds.documents.suite import SCORING_REVISION
 from pytest_doceval.run.shards import hash_shard
-from tests.conftest import read_report, write_suite
+from tests.conftest import WORKERS, read_report, write_suite
 
 pytest_plugins = ["pytester"]
 
@@ -102,7 +102,7 @@ def _comparable(section: dict) -> dict:
     return {k: section[k] for k in ("results", "aggregates", "comparisons", "outcomes", "gates")}
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_an_empty_shard_exits_0_with_an_empty_report_that_merges(
     pytester: pytest.Pytester, workers: list[str]
 ) -> None:
@@ -265,7 +265,7 @@ def test_cli_report_rejects_other_schema(tmp_path: Path, capsys) -> None:
     assert doceval(["report", str(path)]) == 2
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_a_shard_with_its_own_report_balances_by_the_whole_run_in_the_project_root(
     pytester: pytest.Pytester, workers: list[str]
 ) -> None:

@@ -13,7 +13,7 @@ import pytest
 from model_server import ModelServer, reply_text
 
 from pytest_doceval.cli import main as doceval
-from tests.conftest import read_report
+from tests.conftest import WORKERS, read_report
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -55,7 +55,7 @@ def _worsen(suite: Path, system: str, factor: float) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_readme_kind_gates_deltas_and_labels(
     pytester: pytest.Pytester, guesses: Path, workers: list[str]
 ) -> None:
@@ -180,7 +180,7 @@ def example_model_kind() -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_readme_model_kind_plans_a_request_per_test_and_scores_the_answer(
     pytester: pytest.Pytester, workers: list[str]
 ) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_doceval.kinds.documents.suite import SCORING_REVISION
-from tests.conftest import read_report
+from tests.conftest import WORKERS, read_report
 
 pytest_plugins = ["pytester"]
 
@@ -145,7 +145,7 @@ def test_json_report_contract(pytester: pytest.Pytester, demo_suite: Callable[..
     assert agg["corpus"] == pytest.approx(edits / sum(c["reference_length"] for c in counts))
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_metrics_are_junit_properties(
     pytester: pytest.Pytester, demo_suite: Callable[..., Path], workers: list[str]
 ) -> None:
@@ -159,6 +159,7 @@ def test_metrics_are_junit_properties(
     assert xml.count('<property name="structure_f1" value="') == 6
 
 
+@pytest.mark.slow
 def test_xdist_gives_the_same_report(
     pytester: pytest.Pytester, demo_suite: Callable[..., Path]
 ) -> None:
@@ -177,6 +178,7 @@ def test_xdist_gives_the_same_report(
         assert a[key] == b[key], key
 
 
+@pytest.mark.slow
 def test_an_xdist_worker_sends_reports_that_read_as_the_plain_runs(
     pytester: pytest.Pytester, demo_suite: Callable[..., Path]
 ) -> None:

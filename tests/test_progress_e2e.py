@@ -20,7 +20,7 @@ import pytest
 from model_server import ModelServer
 
 from pytest_doceval.run.progress import EVERY_VARIABLE
-from tests.conftest import TRUTH, write_suite
+from tests.conftest import TRUTH, WORKERS, write_suite
 from tests.terminal_screen import render
 
 PAGE = "Tides\nTidal storage moves water between two basins.\n- pumps\n- turbines"
@@ -84,6 +84,7 @@ def test_a_plain_run_shows_status_lines_and_keeps_pytests_output(
     assert slow_server.peak_active == 1
 
 
+@pytest.mark.slow
 def test_an_xdist_run_shows_the_workers_summed(
     pytester: pytest.Pytester, slow_project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -151,7 +152,7 @@ def run_on_a_tty(cwd: Path, *args: str, env: dict[str, str]) -> str:
 MARKUP = re.compile(r"\x1b\[[0-9;]*m")  # colours (the cursor and erase codes are kept)
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_a_tty_shows_one_live_line_and_pytests_output_intact(
     pytester: pytest.Pytester, slow_project: Path, workers: list[str]
 ) -> None:
