@@ -172,6 +172,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _check_numbers(config)
     from pytest_doceval.config import ProjectConfig, StatsConfig, find_project_root
     from pytest_doceval.errors import DocevalError
+    from pytest_doceval.run import header
     from pytest_doceval.run.shards import durations_reports
     from pytest_doceval.session import SESSION_KEY, DocevalSession, Options, parse_shard
 
@@ -218,6 +219,9 @@ def pytest_configure(config: pytest.Config) -> None:
         suites = _suite_paths(project, root)
         if suites:
             config.args = suites
+            # They are the run's arguments now: pytest's header names no testpaths (run/header.py).
+            config.args_source = pytest.Config.ArgsSource.ARGS
+            config.stash[header.SUITES_FROM_PROJECT] = True
 
 
 def _suite_paths(project: Any, root: Path) -> list[str]:

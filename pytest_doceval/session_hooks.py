@@ -122,6 +122,12 @@ class SessionHooks:
 
             self.session.controller.prepare_found(found)
 
+    def pytest_report_header(self, config: pytest.Config) -> str:
+        from pytest_doceval.run.header import SUITES_FROM_PROJECT, suites_line
+
+        invoked = Path(config.invocation_params.dir)
+        return suites_line(config.args, invoked, configured=SUITES_FROM_PROJECT in config.stash)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self._worker:  # its rows travel on the reports; the controller keeps them
             return
