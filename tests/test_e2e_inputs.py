@@ -61,8 +61,8 @@ def test_ref_labels_reach_the_rows_and_a_misspelled_suite_key_is_named(
     # (fnmatch: ? stands for the brackets, which it would read as a character class)
     result.stdout.fnmatch_lines(
         [
-            "*typo/suite.toml: unknown key(s) color in ?suite? for kind 'declared'; "
-            "allowed: colour, kind"
+            "*typo/suite.toml: unknown key(s) color (did you mean 'colour'?) in ?suite? for kind "
+            "'declared'; allowed: colour, kind"
         ]
     )
     # A kind that declares no keys accepts only `kind`: a misspelled key is never a default.

@@ -20,6 +20,7 @@ from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.metrics.cost import COST_METRICS
 from pytest_doceval.metrics.spec import MetricSpec, find_spec
+from pytest_doceval.registry import did_you_mean
 from pytest_doceval.rows import Row, new_row, row_key
 
 if TYPE_CHECKING:
@@ -128,10 +129,11 @@ def registered_or_saved(
             return f"{name} is a registered parser: it {reads} itself, and {shown} is not read"
         return None
     if not folder.is_dir():
+        known = systems_env.registry.names()
         raise SuiteConfigError(
-            f"{file}: unknown system {name!r}: not a registered parser (known: "
-            f"{', '.join(systems_env.registry.names())}) and no folder {shown} of saved "
-            "outputs beside the suite"
+            f"{file}: unknown system {name!r}{did_you_mean(name, known)}: not a registered "
+            f"parser (known: {', '.join(known)}) and no folder {shown} of saved outputs beside "
+            "the suite"
         )
     return None
 
@@ -143,6 +145,7 @@ def check_system_settings(settings: Mapping[str, object], systems: list[str], fi
     if extra:
         raise SuiteConfigError(
             f"{file}: [systems.{extra[0]}] configures a system not in [suite] systems"
+            f"{did_you_mean(extra[0], systems)}"
         )
 
 

@@ -42,6 +42,7 @@ from pytest_doceval.metrics.spec import RATE, SHARE, MetricSpec
 from pytest_doceval.metrics.text import character_alignment
 from pytest_doceval.models.embeddings import Embedder
 from pytest_doceval.paper import TableBuilder
+from pytest_doceval.registry import did_you_mean
 from pytest_doceval.results import CaseResult
 from pytest_doceval.store import file_digest
 from pytest_doceval.systems import Parser, SystemEnv
@@ -175,9 +176,13 @@ class DocumentsSuite(Suite):
         for name in systems:
             precomputed = any(self._output_path(case, name).is_file() for case in self.cases)
             if name not in self.systems_env and not precomputed:
+                known = self.systems_env.registry.names()
+                saved = {
+                    p.stem for c in self.cases for p in (self.spec.path / c / OUTPUTS).glob("*.md")
+                }
                 raise SuiteConfigError(
-                    f"{file}: unknown system {name!r}: not a registered parser "
-                    f"(known: {', '.join(self.systems_env.registry.names())}) and no case has "
+                    f"{file}: unknown system {name!r}{did_you_mean(name, [*known, *saved])}: "
+                    f"not a registered parser (known: {', '.join(known)}) and no case has "
                     f"{OUTPUTS}/{name}.md"
                 )
         check_system_settings(self.spec.system_settings, systems, file)
