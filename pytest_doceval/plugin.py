@@ -93,6 +93,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "balanced by the case durations of the last report of a whole run, if there is one",
     )
     group.addoption(
+        "--doceval-limit",
+        type=int,
+        metavar="N",
+        default=None,
+        help="a smoke run: only the first N cases of each suite (every system of each); the "
+        "report says so, and no baseline is updated",
+    )
+    group.addoption(
         "--doceval-shard-durations",
         metavar="REPORT",
         default=None,
@@ -104,6 +112,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # Options that mean nothing without --doceval: given alone, they are a mistake worth saying.
 _NEEDS_DOCEVAL = (
     ("--doceval-update", "doceval_update"),
+    ("--doceval-limit", "doceval_limit"),
     ("--doceval-shard", "doceval_shard"),
     ("--doceval-shard-durations", "doceval_shard_durations"),
     ("--doceval-bootstrap", "doceval_bootstrap"),
@@ -125,6 +134,12 @@ def _check_numbers(config: pytest.Config) -> None:
     seed = config.getoption("doceval_seed")
     if seed is not None and seed < 0:
         raise pytest.UsageError(f"--doceval-seed {seed}: a seed is a whole number >= 0")
+    from pytest_doceval.run.limit import check_limit
+
+    try:
+        check_limit(config.getoption("doceval_limit"), update=config.getoption("doceval_update"))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def lead_with_cause(message: str, *roots: Path) -> str:
@@ -208,6 +223,7 @@ def pytest_configure(config: pytest.Config) -> None:
         shard_durations=durations_reports(
             invoked / durations if durations else None, json_path, root / JSON_REPORT
         ),
+        limit=config.getoption("doceval_limit"),
     )
     session = DocevalSession(config, project, options, root=root)
     config.stash[SESSION_KEY] = session

@@ -48,6 +48,7 @@ class Options:
     stats: StatsConfig
     shard: tuple[int, int] | None
     shard_durations: tuple[Path, ...]  # reports whose recorded durations balance the shards
+    limit: int | None = None  # the first N cases of each suite (run/limit.py)
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -212,6 +213,7 @@ class DocevalSession:
                 shard_basis=None if shard is None else shards.basis(self.shard_durations),
                 empty_shard=plan.empty_line() if plan is not None and plan.empty and ran else None,
                 interrupted=interrupted,
+                limit=self.options.limit,
             )
         finally:
             self.cache.close()  # the suite analyses it kept

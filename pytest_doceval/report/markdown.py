@@ -245,6 +245,8 @@ def summary_markdown(
     title = f"doceval: {failing} test(s) did not pass, {gates} suite gate(s) failed"
     if report.get("shard"):
         title += f" (shard {report['shard']})"
+    if report.get("limit"):
+        title += f" (limited: the first {report['limit']} case(s) of each suite)"
     return _sections(
         title,
         report,

@@ -144,6 +144,7 @@ class Report(TypedDict):
     shard: str | None  # "K/N" for one shard of a run
     shard_basis: NotRequired[str]  # a shard's: how the run was split (run/shards.py `basis`)
     interrupted: bool
+    limit: NotRequired[int]  # a smoke run of the first N cases of each suite (run/limit.py)
     suites: dict[str, SuiteSection]
 
 

@@ -25,10 +25,20 @@ def _cell(entry: Aggregate | None) -> str:
     return f"{mean}{mark} [{low}, {high}]"
 
 
+def limited_line(limit: int) -> str:
+    """What a limited run (``--doceval-limit``, `run.limit`) says first, wherever it is read."""
+    return (
+        f"LIMITED: the first {limit} case(s) of each suite (--doceval-limit {limit}), a smoke "
+        "run: the numbers are not the suites', and no baseline was updated"
+    )
+
+
 def summary_lines(report: Report) -> list[str]:
     lines: list[str] = []
     if report.get("interrupted"):
         lines.append("INTERRUPTED: the numbers below cover only the tests that ran")
+    if report.get("limit"):
+        lines.append(limited_line(report["limit"]))
     for name, suite in report.get("suites", {}).items():
         outcomes = ", ".join(outcome_count(n, k) for k, n in suite.get("outcomes", {}).items())
         if suite.get("error"):

@@ -104,6 +104,7 @@ class Controller:
         shard_basis: str | None = None,
         empty_shard: str | None = None,
         interrupted: bool = False,
+        limit: int | None = None,
     ) -> bool:
         """Aggregate, write report and baselines, apply suite gates. True if a gate failed.
 
@@ -149,6 +150,7 @@ class Controller:
             shard=shard,
             shard_basis=shard_basis,
             interrupted=interrupted,
+            limit=limit,
         )
         write_report(report, json_path)
         self.summary_lines.append(f"doceval report: {self._shown(json_path)}")

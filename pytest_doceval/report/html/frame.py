@@ -22,6 +22,7 @@ from pytest_doceval.html.model import (
     total_outcomes,
 )
 from pytest_doceval.report.schema import Report
+from pytest_doceval.report.terminal import limited_line
 from pytest_doceval.rows import outcome_count
 
 _OUTCOME_CLASS = {"passed": "o-passed", "failed": "o-failed", "error": "o-error"}
@@ -108,14 +109,23 @@ def facts_line(facts: Sequence[tuple[str, Any]]) -> Markup:
 
 def interrupted_banner(report: Report) -> Markup:
     """A run stopped early (Ctrl-C, ``-x``, a crash) wrote what it had: say so before any
-    number, since means, intervals and gates cover only the tests that ran."""
-    if report.get("interrupted") is not True:
-        return Markup()
-    return Markup(
-        '<div class="interrupted" role="alert"><b>This run was interrupted.</b> '
-        "The numbers below are partial: they cover only the tests that finished before it "
-        "stopped, so means, intervals, baseline deltas and gates are not the full suite's.</div>"
-    )
+    number, since means, intervals and gates cover only the tests that ran; so does a run
+    limited to the first cases of each suite."""
+    banner = Markup()
+    if report.get("interrupted") is True:
+        banner += Markup(
+            '<div class="interrupted" role="alert"><b>This run was interrupted.</b> '
+            "The numbers below are partial: they cover only the tests that finished before it "
+            "stopped, so means, intervals, baseline deltas and gates are not the full suite's."
+            "</div>"
+        )
+    limit = report.get("limit")
+    if isinstance(limit, int):
+        # A smoke run (--doceval-limit) is partial by design: said as plainly.
+        banner += Markup('<div class="interrupted" role="alert">{}</div>').format(
+            limited_line(limit)
+        )
+    return banner
 
 
 def outcome_badges(counts: Mapping[str, int]) -> Markup:
