@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pytest_doceval.html.model import unchanged
 from pytest_doceval.metrics.cost import cost_cell, cost_columns
 from pytest_doceval.metrics.spec import headline, specs_from_section
 from pytest_doceval.report.schema import Aggregate, Report, SuiteSection
@@ -170,11 +171,17 @@ def _changes(suite: SuiteSection) -> list[str]:
     if deltas and len(moved) < len(deltas):
         still = len(deltas) - len(moved)
         failed = sum(r.get("outcome") == "failed" for r in suite.get("results", []))
-        # A mean within its CI says nothing of single cases: never "unchanged" beside failures.
-        lines.append(
-            f"  {still} metric x system means not significantly changed, but {failed} test(s) "
-            "failed a per-case gate (listed in pytest's summary)"
-            if failed
-            else f"  {still} metric x system pairs unchanged within their CIs"
-        )
+        same = sum(unchanged(d) for d in deltas if d not in moved)
+        # A mean within its CI says nothing of single cases: never "unchanged" beside failures;
+        # and "unchanged" only where every case is as in the baseline.
+        if failed:
+            lines.append(
+                f"  {still} metric x system means not significantly changed, but {failed} "
+                "test(s) failed a per-case gate (listed in pytest's summary)"
+            )
+        else:
+            parts = [f"{same} unchanged"] if same else []
+            if still - same:
+                parts.append(f"{still - same} changed within their CIs (not significant)")
+            lines.append(f"  metric x system pairs: {', '.join(parts)}")
     return lines
