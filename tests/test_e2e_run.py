@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,6 +41,36 @@ def test_missing_baseline_fails_then_update_then_pass(
     again.assert_outcomes(passed=6)
     unchanged = pytester.runpytest("--doceval", "--doceval-update")
     unchanged.stdout.fnmatch_lines(["*demo: baseline baselines/demo.json unchanged*"])
+
+
+def test_one_case_is_accepted_with_k_and_the_others_keep_their_entries(
+    pytester: pytest.Pytester, demo_suite: Callable[..., Path]
+) -> None:
+    """The README's per-case accept: `--doceval-update -k` records today's numbers of the
+    selected tests only; every other entry stays as it was, and still gates."""
+    suite = demo_suite()
+    pytester.runpytest("--doceval", "--doceval-update").assert_outcomes(passed=6)
+    baseline = pytester.path / "baselines" / "demo.json"
+    before = json.loads(baseline.read_text())["entries"]
+    for case in ("case0", "case1"):  # both regress
+        path = suite / case / "outputs" / "good.md"
+        path.write_text(path.read_text().replace("storage", "stroage"))
+    accept = pytester.runpytest("--doceval", "--doceval-update", "-k", "case0 and good")
+    accept.assert_outcomes(passed=1)
+    accept.stdout.fnmatch_lines(
+        [
+            "*demo: baseline baselines/demo.json updated (1 changed)*",
+            "*changed case0[[]good[]]: *cer 0.0000->*",
+        ]
+    )
+    after = json.loads(baseline.read_text())["entries"]
+    assert after["case0[good]"]["metrics"] != before["case0[good]"]["metrics"]
+    assert {k: v for k, v in after.items() if k != "case0[good]"} == {
+        k: v for k, v in before.items() if k != "case0[good]"
+    }
+    result = pytester.runpytest("--doceval")
+    result.assert_outcomes(passed=5, failed=1)  # case1 is still a regression
+    result.stdout.fnmatch_lines(["FAILED *case1[[]good[]]*cer*"])
 
 
 def test_regression_message_names_metric_value_baseline_and_case(
