@@ -161,21 +161,7 @@ def test_a_flagged_row_puts_a_dagger_on_its_cells_with_the_reason(
 def test_latex_tables_compile_with_booktabs(pytester: pytest.Pytester, tmp_path: Path) -> None:
     report = _documents_report(pytester)
     report["suites"]["papers"]["results"][0]["flags"] = {"wer": ["a 50% & $5 #1 reason_x"]}
-    tables = tmp_path / "tables.tex"
-    tables.write_text(render(report_tables(report), "latex"), encoding="utf-8")
-    (tmp_path / "paper.tex").write_text(
-        "\\documentclass{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage{booktabs}\n"
-        "\\begin{document}\n\\input{tables}\n\\end{document}\n",
-        encoding="utf-8",
-    )
-    done = subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "paper.tex"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stdout[-2000:]
+    _compile(render(report_tables(report), "latex"), tmp_path)
     with pymupdf.open(tmp_path / "paper.pdf") as doc:
         printed = " ".join(page.get_text() for page in doc)
     cer = report["suites"]["papers"]["aggregates"]["good"]["cer"]["mean"]
