@@ -13,6 +13,7 @@ from typing import Any, TypedDict
 
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.gates import Rule, SuiteGate, parse_case_gates, parse_suite_gates
+from pytest_doceval.registry import unknown_names
 
 TOP_LEVEL_KEYS = {"suite", "systems", "gates"}
 
@@ -34,8 +35,8 @@ class SuiteSpec:
         unknown = sorted(set(self.table) - allowed)
         if unknown:
             raise SuiteConfigError(
-                f"{self.file}: unknown key(s) {', '.join(unknown)} in [suite] for kind "
-                f"{self.kind!r}; allowed: {', '.join(sorted(allowed))}"
+                f"{self.file}: unknown key(s) {unknown_names(unknown, allowed)} in [suite] for "
+                f"kind {self.kind!r}; allowed: {', '.join(sorted(allowed))}"
             )
 
 
@@ -55,7 +56,7 @@ def load_suite_spec(file: Path) -> SuiteSpec:
     unknown = sorted(set(data) - TOP_LEVEL_KEYS)
     if unknown:
         raise SuiteConfigError(
-            f"{file}: unknown top-level table(s) {', '.join(unknown)}; "
+            f"{file}: unknown top-level table(s) {unknown_names(unknown, TOP_LEVEL_KEYS)}; "
             f"allowed: {', '.join(sorted(TOP_LEVEL_KEYS))}"
         )
     suite = _table(data, "suite", file)
@@ -142,8 +143,8 @@ class ProjectConfig:
         unknown = sorted(set(table) - allowed)
         if unknown:
             raise SuiteConfigError(
-                f"{pyproject}: unknown key(s) in [tool.doceval]: {', '.join(unknown)}; "
-                f"allowed: {', '.join(sorted(allowed))}"
+                f"{pyproject}: unknown key(s) in [tool.doceval]: "
+                f"{unknown_names(unknown, allowed)}; allowed: {', '.join(sorted(allowed))}"
             )
         if isinstance(table.get("suites"), str):
             table["suites"] = [table["suites"]]

@@ -15,6 +15,14 @@ summary's.
 Flags. A row may carry ``"flags": {metric: [reason, ...]}`` (a value to read with care). A
 cell built from such a metric gets a dagger, and the table a note saying why
 (`flag_reasons` collects them; builders pass them to `Cell` and `PaperTable.notes`).
+
+Fitting a page. Every LaTeX table fits the text width of a plain ``article`` (345 pt at 10 pt):
+a value with its interval or count (``0.143 [0.122, 0.164]``, ``0.800 (4/5)``) is printed with
+the interval under it, smaller; a text column a table marks ``p`` in its alignment wraps at a
+fixed width; and a table still wider, by an estimate of its cells' widths from their characters
+(generous, so that what is estimated to fit does), is printed as several tables, each with the
+first column, split where the table allows (`PaperTable.breaks`), the notes under the last.
+Markdown keeps one table: a page scrolls.
 """
 
 from __future__ import annotations
@@ -50,7 +58,10 @@ class PaperTable:
     rows: list[list[Cell]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     label: str = ""
-    align: str = ""  # one of l/r per column; default: the first left, the rest right
+    # One of l/r/p per column (p: text that wraps); default: the first left, the rest right.
+    align: str = ""
+    # Columns before which a LaTeX table too wide for the page may be cut (default: any).
+    breaks: tuple[int, ...] = ()
 
     def alignment(self) -> str:
         return self.align or "l" + "r" * (len(self.columns) - 1)
@@ -171,6 +182,7 @@ _LATEX_SPECIAL = {
     "Δ": r"$\Delta$",
     "±": r"$\pm$",
     "η": r"$\eta$",
+    "Σ": r"$\Sigma$",
     "²": r"$^2$",
     "≤": r"$\leq$",
     "≥": r"$\geq$",
@@ -196,35 +208,139 @@ def _cell_text(cell: Cell, escape: Callable[[str], str]) -> str:
     return escape(cell.text + (DAGGER if cell.flagged else ""))
 
 
+# -- fitting a page (module docstring) ----------------------------------------------------------
+
+TEXT_WIDTH_PT = 345.0  # a plain article's \textwidth at 10 pt
+PARAGRAPH_PT = 100.0  # the width of a wrapping text column ("p")
+_COLUMN_GAP_PT = 12.0  # \tabcolsep on each side of a column
+_SMALL = 0.85  # \footnotesize (cmr8) against the normal size (cmr10)
+# A value and what goes under it: its interval or its count.
+_STACKED = re.compile(r"^(\S+) ([\[(][^\[\]()]*[\])])$")
+
+
+def _text_pt(text: str) -> float:
+    """A generous estimate of `text`'s width in Computer Modern at 10 pt."""
+    width = 0.0
+    for ch in text:
+        if ch.isdigit():
+            width += 5.0
+        elif ch in " .,:;'|!()[]ijlft":
+            width += 3.4
+        elif ch in "mwMW":
+            width += 8.4
+        elif ch.isupper() or not ch.isascii():
+            width += 7.6
+        else:
+            width += 5.1
+    return width
+
+
+def _stacked(cell: Cell, how: str) -> tuple[str, str] | None:
+    """A number column's ``value [low, high]`` or ``value (k/n)`` as (value, under it)."""
+    found = _STACKED.match(cell.text) if how == "r" else None
+    return None if found is None else (found.group(1), found.group(2))
+
+
+def _cell_pt(cell: Cell, how: str) -> float:
+    if how == "p":
+        return PARAGRAPH_PT
+    stacked = _stacked(cell, how)
+    flag = _text_pt(DAGGER) if cell.flagged else 0.0
+    if stacked is None:
+        return _text_pt(cell.text) + flag
+    return max(_text_pt(stacked[0]) + flag, _SMALL * _text_pt(stacked[1]))
+
+
+def _latex_cell(cell: Cell, how: str) -> str:
+    stacked = _stacked(cell, how)
+    if stacked is not None:
+        value = latex_escape(stacked[0] + (DAGGER if cell.flagged else ""))
+        under = latex_escape(stacked[1])
+        return (
+            rf"\begin{{tabular}}[t]{{@{{}}r@{{}}}}{value}\\{{\footnotesize {under}}}\end{{tabular}}"
+        )
+    text = _cell_text(cell, latex_escape)
+    if how == "p":
+        return rf"\parbox[t]{{{PARAGRAPH_PT:g}pt}}{{\raggedright {text}}}"
+    return text
+
+
+def _column_pts(table: PaperTable) -> list[float]:
+    align = table.alignment()
+    widths = []
+    for i, name in enumerate(table.columns):
+        cells = [_cell_pt(row[i], align[i]) for row in table.rows if i < len(row)]
+        widths.append(max([_text_pt(name), *cells]) + _COLUMN_GAP_PT)
+    return widths
+
+
+def _parts(table: PaperTable) -> list[list[int]]:
+    """The columns of each LaTeX table `table` is printed as (the first column in each): one
+    part while it fits the text width, else cut at its `breaks` (at any column where a part
+    between two breaks is too wide alone)."""
+    widths = _column_pts(table)
+    first, rest = widths[0], range(1, len(widths))
+    if sum(widths) <= TEXT_WIDTH_PT or not rest:
+        return [list(range(len(widths)))]
+    cuts = set(table.breaks) or set(rest)
+    segments: list[list[int]] = []
+    for i in rest:
+        if not segments or i in cuts:
+            segments.append([])
+        segments[-1].append(i)
+    parts: list[list[int]] = []
+    used = TEXT_WIDTH_PT  # a new part before the first segment
+    for segment in segments:
+        pieces = (
+            [segment]
+            if first + sum(widths[i] for i in segment) <= TEXT_WIDTH_PT
+            else [[i] for i in segment]
+        )
+        for piece in pieces:
+            size = sum(widths[i] for i in piece)
+            if used + size > TEXT_WIDTH_PT:
+                parts.append([0])
+                used = first
+            parts[-1] += piece
+            used += size
+    return parts
+
+
 def to_latex(table: PaperTable) -> str:
-    """A ``table`` float with a booktabs ``tabular`` (needs ``\\usepackage{booktabs}``)."""
-    spec = table.alignment()
-    lines = [
-        r"\begin{table}[t]",
-        r"\centering",
-        rf"\caption{{{latex_escape(table.title)}}}",
-    ]
-    if table.label:
-        lines.append(rf"\label{{{table.label}}}")
-    lines += [
-        rf"\begin{{tabular}}{{{spec}}}",
-        r"\toprule",
-        " & ".join(latex_escape(c) for c in table.columns) + r" \\",
-        r"\midrule",
-    ]
-    lines += [" & ".join(_cell_text(c, latex_escape) for c in row) + r" \\" for row in table.rows]
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    if table.notes:
-        notes = r"\\ ".join(latex_escape(n) for n in table.notes)
-        lines += [r"\par\smallskip", rf"{{\footnotesize\raggedright {notes}\par}}"]
-    lines.append(r"\end{table}")
-    return "\n".join(lines)
+    """A ``table`` float with a booktabs ``tabular`` (needs ``\\usepackage{booktabs}``), or
+    several when one would not fit the page (module docstring)."""
+    parts = _parts(table)
+    align = table.alignment()
+    out = []
+    for number_, columns in enumerate(parts):
+        title = table.title + (" (continued)" if number_ else "")
+        lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{latex_escape(title)}}}"]
+        if table.label and not number_:
+            lines.append(rf"\label{{{table.label}}}")
+        spec = "".join("l" if align[i] == "p" else align[i] for i in columns)
+        lines += [
+            rf"\begin{{tabular}}{{{spec}}}",
+            r"\toprule",
+            " & ".join(latex_escape(table.columns[i]) for i in columns) + r" \\",
+            r"\midrule",
+        ]
+        lines += [
+            " & ".join(_latex_cell(row[i], align[i]) for i in columns) + r" \\"
+            for row in table.rows
+        ]
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        if table.notes and number_ == len(parts) - 1:
+            notes = r"\\ ".join(latex_escape(n) for n in table.notes)
+            lines += [r"\par\smallskip", rf"{{\footnotesize\raggedright {notes}\par}}"]
+        lines.append(r"\end{table}")
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
 
 
 def to_markdown(table: PaperTable) -> str:
     """A titled GitHub-flavoured Markdown table, its notes below it."""
     head = "| " + " | ".join(markdown_escape(c) for c in table.columns) + " |"
-    rule = "|" + "|".join(":---" if a == "l" else "---:" for a in table.alignment()) + "|"
+    rule = "|" + "|".join("---:" if a == "r" else ":---" for a in table.alignment()) + "|"
     body = [
         "| " + " | ".join(_cell_text(c, markdown_escape) for c in row) + " |" for row in table.rows
     ]

@@ -96,6 +96,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "balanced by the case durations of the last report of a whole run, if there is one",
     )
     group.addoption(
+        "--doceval-limit",
+        type=int,
+        metavar="N",
+        default=None,
+        help="a smoke run: only the first N cases of each suite (every system of each); the "
+        "report says so, and no baseline is updated",
+    )
+    group.addoption(
         "--doceval-shard-durations",
         metavar="REPORT",
         default=None,
@@ -107,6 +115,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # Options that mean nothing without --doceval: given alone, they are a mistake worth saying.
 _NEEDS_DOCEVAL = (
     ("--doceval-update", "doceval_update"),
+    ("--doceval-limit", "doceval_limit"),
     ("--doceval-shard", "doceval_shard"),
     ("--doceval-shard-durations", "doceval_shard_durations"),
     ("--doceval-bootstrap", "doceval_bootstrap"),
@@ -128,6 +137,12 @@ def _check_numbers(config: pytest.Config) -> None:
     seed = config.getoption("doceval_seed")
     if seed is not None and seed < 0:
         raise pytest.UsageError(f"--doceval-seed {seed}: a seed is a whole number >= 0")
+    from pytest_doceval.run.limit import check_limit
+
+    try:
+        check_limit(config.getoption("doceval_limit"), update=config.getoption("doceval_update"))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def lead_with_cause(message: str, *roots: Path) -> str:
@@ -175,6 +190,8 @@ def pytest_configure(config: pytest.Config) -> None:
     _check_numbers(config)
     from pytest_doceval.config import ProjectConfig, StatsConfig, find_project_root
     from pytest_doceval.errors import DocevalError
+    from pytest_doceval.run import header
+    from pytest_doceval.run.shards import durations_reports
     from pytest_doceval.session import (
         SESSION_KEY,
         DocevalSession,
@@ -212,7 +229,10 @@ def pytest_configure(config: pytest.Config) -> None:
         ),
         executor=_executor(config.getoption("doceval_executor") or project.executor),
         shard=parse_shard(config.getoption("doceval_shard")),
-        shard_durations=invoked / durations if durations else json_path,
+        shard_durations=durations_reports(
+            invoked / durations if durations else None, json_path, root / JSON_REPORT
+        ),
+        limit=config.getoption("doceval_limit"),
     )
     role = Role.of(config)
     session = DocevalSession(
@@ -232,6 +252,9 @@ def pytest_configure(config: pytest.Config) -> None:
         suites = _suite_paths(project, root)
         if suites:
             config.args = suites
+            # They are the run's arguments now: pytest's header names no testpaths (run/header.py).
+            config.args_source = pytest.Config.ArgsSource.ARGS
+            config.stash[header.SUITES_FROM_PROJECT] = True
 
 
 def _suite_paths(project: Any, root: Path) -> list[str]:

@@ -9,9 +9,10 @@ Three sources, looked up in this order:
 3. an entry-point group (``pytest_doceval.kinds``, ``pytest_doceval.systems``, ...): entry-point
    name = the registered name, value = ``module:attr``.
 
-An unknown name is a `SuiteConfigError` that lists the known ones. A name registered twice from
-two different places is an error, a built-in or an entry point's name included, even before it
-was imported: a silent replacement would change numbers without a word.
+An unknown name is a `SuiteConfigError` that lists the known ones, the closest first as "did
+you mean ...?" (`did_you_mean`, also what `config` says of a misspelled key). A name registered
+twice from two different places is an error, a built-in or an entry point's name included, even
+before it was imported: a silent replacement would change numbers without a word.
 
 `layer()` makes a registry on top of another: it finds what the one below finds, and what is
 registered into it stays in it. A pytest session registers its conftest hooks' systems into a
@@ -20,8 +21,9 @@ layer of its own, above the process-wide registry that decorators fill at import
 
 from __future__ import annotations
 
+import difflib
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
@@ -35,6 +37,21 @@ def load_object(target: str) -> Any:
     """``"package.module:attr"`` imported."""
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'systems'?)`` for a misspelled `name`: the known name closest to it
+    (`difflib.get_close_matches`, a ratio of at least 0.6; one name, since a list of three
+    half-alike ones reads as a riddle); ``""`` when none is close. The one wording of every
+    "unknown ..." message: keys, tables, systems, kinds."""
+    close = difflib.get_close_matches(name, sorted(set(known)), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_names(names: Iterable[str], known: Iterable[str]) -> str:
+    """``sytems (did you mean 'systems'?), colour``: unknown `names`, each with its hint."""
+    candidates = sorted(set(known))
+    return ", ".join(f"{name}{did_you_mean(name, candidates)}" for name in names)
 
 
 class Registry(Generic[T]):
@@ -121,8 +138,10 @@ class Registry(Generic[T]):
             target = self._entry_points().get(name)
             origin = f"entry point {target}"
         if target is None:
+            known = self.names()
             raise SuiteConfigError(
-                f"unknown {self.what} {name!r} (known: {', '.join(self.names()) or 'none'})"
+                f"unknown {self.what} {name!r}{did_you_mean(name, known)} "
+                f"(known: {', '.join(known) or 'none'})"
             )
         obj: T = load_object(target)
         self.register(name, obj, origin=origin)

@@ -16,6 +16,13 @@ MEASURED = ("passed", "failed")
 OUTCOMES = ("passed", "failed", "error", "skipped")
 
 
+def outcome_count(count: int, outcome: str) -> str:
+    """``4 errors``, ``1 error``, ``3 failed``: a count of tests with an outcome in pytest's
+    words (only "error" is a noun; "failed", "passed", "skipped" stay as they are)."""
+    word = "errors" if outcome == "error" and count != 1 else outcome
+    return f"{count:,} {word}"
+
+
 def row_key(case: str, system: str) -> str:
     """``case[system]``: the test's id inside its suite, the baselines' entry key."""
     return f"{case}[{system}]"

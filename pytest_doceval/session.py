@@ -74,7 +74,8 @@ class Options:
     executor: str
     stats: StatsConfig
     shard: tuple[int, int] | None
-    shard_durations: Path  # the report whose recorded durations balance the shards
+    shard_durations: tuple[Path, ...]  # reports whose recorded durations balance the shards
+    limit: int | None = None  # the first N cases of each suite (run/limit.py)
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:

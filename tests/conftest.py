@@ -27,6 +27,39 @@ REALDATA = Path(
 )
 
 
+# The slow end-to-end variants (`@pytest.mark.slow`: real OCR of many pages, generated-data
+# parity runs, the xdist twin of a plain end-to-end test) are skipped unless asked for: the
+# README's `pytest -n 2` stays a few minutes on two cores and still runs every module, and
+# `pytest -n 2 --run-slow` (what CI runs) or `pytest -m slow` adds them.
+RUN_SLOW = "--run-slow"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        RUN_SLOW,
+        action="store_true",
+        help="also run the slow end-to-end variants (@pytest.mark.slow), as CI does",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption(RUN_SLOW) or "slow" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason=f"a slow end-to-end variant: {RUN_SLOW} (or -m slow) runs it")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+# An end-to-end test's runs, plain and under xdist (`workers`: pytest's extra arguments). The
+# xdist twin checks that two workers give the plain run's numbers; it costs two more pytest
+# start-ups, so it is a slow variant.
+WORKERS = [
+    pytest.param([], id="plain"),
+    pytest.param(["-n", "2"], id="xdist", marks=pytest.mark.slow),
+]
+
+
 def _warm_up_lazy_imports() -> None:
     """Run every statistic once, here, before any pytester run.
 

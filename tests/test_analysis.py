@@ -247,7 +247,22 @@ def test_the_terminal_never_calls_a_suite_with_failed_tests_unchanged() -> None:
         for r in _rows()
         if r.get("metrics")
     ]
-    assert any("unchanged within their CIs" in line for line in lines(rows))
+    # Every case at its baseline value: unchanged, said so.
+    assert "  metric x system pairs: 6 unchanged" in lines(rows)
+    step = {m: 0.0 if m == "correct" else 0.01 for m in rows[0]["baseline"]}  # 0/1 stays 0/1
+    moved = [
+        {
+            **r,
+            "baseline": {
+                m: v + (step[m] if i // 2 % 2 else -step[m]) for m, v in r["baseline"].items()
+            },
+        }
+        for i, r in enumerate(rows)
+    ]
+    # Cases moved, the means within their CIs: "not significant", never "unchanged".
+    assert any("changed within their CIs (not significant)" in line for line in lines(moved)), (
+        lines(moved)
+    )
     rows[0] = {**rows[0], "outcome": "failed"}
     failing = lines(rows)
     assert not any("unchanged" in line for line in failing)

@@ -2,11 +2,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from pytest_doceval.errors import SuiteConfigError
-from pytest_doceval.run.baselines import load_baseline, update_baseline
+from pytest_doceval.gates import parse_rule, parse_suite_gates
+from pytest_doceval.metrics.cost import COST_METRICS
+from pytest_doceval.metrics.spec import MetricSpec
+from pytest_doceval.run.baselines import NoiseBands, load_baseline, update_baseline
 from pytest_doceval.store import cache_key
 
 
@@ -70,3 +74,83 @@ def test_fingerprint_change_is_reported(tmp_path: Path) -> None:
     changes = update(path, [new], {"a[p]"}, "2026-01-02")
     assert [str(c) for c in changes] == ["changed a[p]: same numbers, new output or system"]
     assert json.loads(path.read_text())["entries"]["a[p]"]["fingerprint"] == {"v": 2}
+
+
+# -- noisy metrics (what computing an output cost) stay out, or move only beyond their gate ------
+
+TIMED = NoiseBands(noisy=frozenset({"cpu_seconds", "wall_seconds"}))
+
+
+def timed(case: str, cer: float, cpu: float, wall: float) -> dict:
+    return {
+        **row(case, "p", cer),
+        "metrics": {"cer": cer, "cpu_seconds": cpu, "wall_seconds": wall},
+    }
+
+
+def test_noisy_metrics_stay_out_of_the_baseline_and_never_change_an_entry(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    update_baseline(
+        path, suite="s", scoring_id="v", rows=[timed("a", 0.1, 0.3, 0.4)],
+        defined_keys={"a[p]"}, today="2026-01-01", noise=TIMED,
+    )  # fmt: skip
+    before = path.read_text()
+    assert json.loads(before)["entries"]["a[p]"]["metrics"] == {"cer": 0.1}
+    # A fresh CI runner: the same output, other timings. Nothing changed, nothing written.
+    changes = update_baseline(
+        path, suite="s", scoring_id="v", rows=[timed("a", 0.1, 2.7, 9.1)],
+        defined_keys={"a[p]"}, today="2026-02-02", noise=TIMED,
+    )  # fmt: skip
+    assert changes == [] and path.read_text() == before
+
+
+def test_a_baseline_written_with_timings_drops_them_once(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    update(path, [timed("a", 0.1, 0.3, 0.4)], {"a[p]"}, "2026-01-01")  # an older release
+    changes = update_baseline(
+        path, suite="s", scoring_id="fair-v1", rows=[timed("a", 0.1, 0.5, 0.6)],
+        defined_keys={"a[p]"}, today="2026-02-02", noise=TIMED,
+    )  # fmt: skip
+    assert [str(c) for c in changes] == ["changed a[p]: cpu_seconds dropped, wall_seconds dropped"]
+
+
+def test_a_gated_timing_is_recorded_and_moves_only_beyond_its_tolerance(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    noise = NoiseBands(
+        noisy=frozenset({"cpu_seconds", "wall_seconds"}),
+        gated={"cpu_seconds": (parse_rule("cpu_seconds", "+50%"),)},
+    )
+
+    def run(cpu: float, today: str) -> list[str]:
+        changes = update_baseline(
+            path, suite="s", scoring_id="v", rows=[timed("a", 0.1, cpu, 5.0)],
+            defined_keys={"a[p]"}, today=today, noise=noise,
+        )  # fmt: skip
+        return [str(c) for c in changes]
+
+    assert run(1.0, "2026-01-01") == ["added a[p]"]
+    entry = json.loads(path.read_text())["entries"]["a[p]"]
+    assert entry["metrics"] == {"cer": 0.1, "cpu_seconds": 1.0}  # wall_seconds: not gated
+    # 1.4 s and 0.6 s are within 50% of the recorded 1.0 s either way: noise, kept as 1.0.
+    assert run(1.4, "2026-01-02") == [] and run(0.6, "2026-01-03") == []
+    assert json.loads(path.read_text())["entries"]["a[p]"] == entry
+    # 1.6 s is beyond it: the parser got slower, and accepting it is a change.
+    assert run(1.6, "2026-01-04") == ["changed a[p]: cpu_seconds 1.0000->1.6000"]
+    assert load_baseline(path, suite="s").metrics("a[p]") == {"cer": 0.1, "cpu_seconds": 1.6}
+
+
+def test_a_bound_on_a_timing_needs_no_baseline_and_a_suite_gate_does() -> None:
+    spec = SimpleNamespace(
+        case_gates={"cpu_seconds": [parse_rule("cpu_seconds", "<= 30")]},
+        suite_gates=parse_suite_gates({"wall_seconds": "significant:+2abs"}),
+    )
+    suite = SimpleNamespace(
+        spec=spec, all_metrics=lambda: {"cer": MetricSpec("lower"), **COST_METRICS}
+    )
+    bands = NoiseBands.of(suite, ["cer", "cpu_seconds", "wall_seconds", "tokens_in"])  # type: ignore[arg-type]
+    assert bands.noisy == {"cpu_seconds", "wall_seconds", "tokens_in"}
+    assert [m for m in ("cer", "cpu_seconds", "wall_seconds", "tokens_in") if bands.kept(m)] == [
+        "cer",
+        "wall_seconds",
+    ]
+    assert bands.same("wall_seconds", 3.0, 4.9) and not bands.same("wall_seconds", 3.0, 5.1)

@@ -242,6 +242,22 @@ def test_markdown_case_with_hangul(tmp_path: Path) -> None:
         assert doc[0].rect == pymupdf.paper_rect("a4")
 
 
+def test_a_case_from_markdown_keeps_its_source(tmp_path: Path) -> None:
+    """As a case built from LaTeX keeps source.tex: the markdown the PDF was laid out from
+    stays beside it, byte for byte, when truth.md is corrected later; the command writes it."""
+    source = tmp_path / "notes.md"
+    source.write_text(MARKDOWN, encoding="utf-8")
+    assert doceval(["build-case", str(source), str(tmp_path / "case")]) == 0
+    assert (tmp_path / "case" / "source.md").read_bytes() == source.read_bytes()
+    assert sorted(p.name for p in (tmp_path / "case").iterdir()) == [
+        "document.pdf",
+        "source.md",
+        "truth.md",
+    ]
+    build_case_from_markdown(MARKDOWN, tmp_path / "bare", keep_source=False)
+    assert not (tmp_path / "bare" / "source.md").exists()
+
+
 def test_markdown_long_document_flows_over_pages(tmp_path: Path) -> None:
     paragraph = "A sentence about tide gauges and harbour walls, repeated to fill the page. " * 8
     markdown = "\n\n".join(f"## Part {i}\n\n{paragraph}" for i in range(12)) + "\n"

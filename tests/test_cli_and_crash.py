@@ -35,6 +35,7 @@ def test_build_case_bad_input(tmp_path: Path, capsys) -> None:
     assert "expected a .tex or .md source" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_worker_crash_loses_only_its_test(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(
         """

@@ -17,7 +17,7 @@ from model_server import ModelServer, _parts, reply_text
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.metrics.cost import COST_METRICS, StageCost, price, tokens_of, total
 from pytest_doceval.models.config import ModelConfig
-from tests.conftest import TRUTH, read_report, write_suite
+from tests.conftest import TRUTH, WORKERS, read_report, write_suite
 
 PAGE = "Tides\nTidal storage moves water between two basins.\n- pumps\n- turbines"
 PRICE_IN, PRICE_OUT = 2.5, 10.0  # US dollars per million tokens
@@ -112,7 +112,7 @@ def server() -> ModelServer:
         yield running
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_rows_carry_their_cost_and_a_warm_run_reports_the_cold_one(
     pytester: pytest.Pytester, server: ModelServer, workers: list[str]
 ) -> None:
@@ -238,3 +238,22 @@ def test_a_sums_peak_is_its_largest_stages() -> None:
     assert total(parts).peak_rss_mib == 120.0
     assert total([StageCost(1, 1)]).peak_rss_mib is None
     assert StageCost.from_dict({"cpu_seconds": 1, "wall_seconds": 1}) == StageCost(1, 1)
+
+
+def test_a_cold_update_leaves_the_baseline_as_it_was(pytester: pytest.Pytester) -> None:
+    """The timings of a fresh CI runner are not a change: `--doceval-update` on a cold cache
+    rewrites no entry, and the baseline holds no timing at all."""
+    cases = {f"c{i}": {"truth": TRUTH, "pdf": PAGE} for i in range(2)}
+    write_suite(pytester.path, "tides", cases, systems=["pymupdf"])
+    pytester.runpytest("--doceval", "--doceval-update", "--doceval-cache=off").assert_outcomes(
+        passed=2
+    )
+    baseline = pytester.path / "baselines" / "tides.json"
+    before = baseline.read_text()
+    entries = json.loads(before)["entries"]
+    assert not any(m in COST_METRICS for e in entries.values() for m in e["metrics"]), entries
+    result = pytester.runpytest("--doceval", "--doceval-update", "--doceval-cache=off")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*tides: baseline baselines/tides.json unchanged*"])
+    assert baseline.read_text() == before
+    assert _rows(pytester)["c0", "pymupdf"]["metrics"]["cpu_seconds"] > 0  # still reported

@@ -135,6 +135,28 @@ def test_missing_and_undecodable_truth(pytester: pytest.Pytester) -> None:
             "language 'fr' is not one of en, ko, mixed*",
         ),
         ("[suite\nkind=", "cannot read suite definition*"),
+        # A misspelling is named with what was meant: a key, a system, a kind, a table.
+        (
+            '[suite]\nkind = "documents"\nsystems = ["sys"]\nnormalisation = "plain-v1"\n',
+            "unknown key(s) normalisation (did you mean 'normalization'?) in [suite]*",
+        ),
+        (
+            '[suite]\nkind = "documents"\nsystems = ["pymupdf4lm"]\n',
+            "unknown system 'pymupdf4lm' (did you mean 'pymupdf4llm'?): not a registered*",
+        ),
+        (
+            '[suite]\nkind = "documents"\nsystems = ["sys", "sy"]\n',
+            "unknown system 'sy' (did you mean 'sys'?)*",  # a saved output's system
+        ),
+        ('[suite]\nkind = "documnets"\nsystems = ["sys"]\n', "*(did you mean 'documents'?)*"),
+        (
+            '[suite]\nkind = "documents"\nsystems = ["sys"]\n[gate]\ncer = "+0"\n',
+            "unknown top-level table(s) gate (did you mean 'gates'?)*",
+        ),
+        (
+            '[suite]\nkind = "documents"\nsystems = ["sys"]\n[systems.sy]\ndpi = 1\n',
+            "*configures a system not in [suite] systems (did you mean 'sys'?)*",
+        ),
     ],
 )
 def test_bad_suite_toml_fails_that_suite_only(

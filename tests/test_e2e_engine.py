@@ -15,7 +15,7 @@ import pytest
 from model_server import ModelServer
 
 from pytest_doceval.metrics.cost import COST_METRICS
-from tests.conftest import TRUTH, make_pdf, read_report, write_suite
+from tests.conftest import TRUTH, WORKERS, make_pdf, read_report, write_suite
 from tests.dask_support import dask_cluster
 
 PAGE = "Tides\nTidal storage moves water between two basins.\n- pumps\n- turbines"
@@ -43,7 +43,7 @@ def slow_server() -> Iterator[ModelServer]:
         yield running
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_a_cold_two_stage_run_streams_requests_once_each_with_progress(
     pytester: pytest.Pytester, slow_server: ModelServer, workers: list[str]
 ) -> None:
@@ -98,6 +98,7 @@ def metrics(path: Path) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 def test_threads_and_a_dask_cluster_give_the_numbers_of_processes(
     pytester: pytest.Pytester,
 ) -> None:

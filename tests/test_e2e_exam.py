@@ -15,7 +15,7 @@ from model_fixtures import png_bytes
 from model_server import ModelServer
 
 from pytest_doceval.metrics.cost import COST_METRICS
-from tests.conftest import read_report
+from tests.conftest import WORKERS, read_report
 
 Row = dict[str, Any]
 
@@ -106,7 +106,7 @@ def server() -> Iterator[ModelServer]:
         yield running
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_tracks_a_b2_c_against_the_test_server(
     pytester: pytest.Pytester, server: ModelServer, workers: list[str]
 ) -> None:

@@ -19,7 +19,7 @@ from scipy import stats as sps
 from pytest_doceval.cli import main as doceval
 from pytest_doceval.kinds.extraction.entries import EntryFields, score_entries
 from pytest_doceval.metrics.cost import COST_METRICS
-from tests.conftest import read_report
+from tests.conftest import WORKERS, read_report
 from tests.test_suite_extraction import (
     ENTRIES_TOML,
     FIELDS_TOML,
@@ -55,7 +55,7 @@ def server() -> Iterator[ModelServer]:
         yield running
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_entries_suite_rows_labels_metrics_and_the_drop(
     pytester: pytest.Pytester, workers: list[str]
 ) -> None:
@@ -123,7 +123,7 @@ def _answers(pages: dict[str, dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_the_llm_extractor_sends_each_page_once_and_scores_its_json(
     pytester: pytest.Pytester,
     server: ModelServer,

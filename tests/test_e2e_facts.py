@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_doceval.cli import main as doceval
-from tests.conftest import make_pdf, read_report
+from tests.conftest import WORKERS, make_pdf, read_report
 
 pytest_plugins = ["pytester"]
 
@@ -109,7 +109,7 @@ def mean_of_file_means(rows: list[dict[str, Any]], system: str) -> float:
     return sum(sum(v) / len(v) for v in files.values()) / len(files)
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_rows_verdicts_and_pass_rate(
     pytester: pytest.Pytester, harbour: Path, workers: list[str]
 ) -> None:
@@ -341,6 +341,7 @@ def test_a_model_answering_500_errors_the_facts_of_its_page_only(pytester: pytes
     assert "stage pymupdf+vlm (model 'echo') on alpha.pdf#page=2" in rows["lost"]["message"]
 
 
+@pytest.mark.slow
 def test_a_warm_run_plans_pages_without_pymupdf(pytester: pytest.Pytester, harbour: Path) -> None:
     """Planning a parsed page needs its PDF's page count: a cold run reads it with PyMuPDF
     (whose import loads layout models) and keeps it in the store, a warm run takes it from
@@ -362,6 +363,7 @@ def test_a_warm_run_plans_pages_without_pymupdf(pytester: pytest.Pytester, harbo
     assert warm_rows == cold_rows
 
 
+@pytest.mark.slow
 def test_a_page_the_pdf_lacks_still_errors_when_its_count_is_stored(
     pytester: pytest.Pytester, harbour: Path
 ) -> None:

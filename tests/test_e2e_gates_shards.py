@@ -10,7 +10,7 @@ import pytest
 from pytest_doceval.cli import main as doceval
 from pytest_doceval.kinds.documents.suite import SCORING_REVISION
 from pytest_doceval.run.shards import hash_shard
-from tests.conftest import read_report, write_suite
+from tests.conftest import WORKERS, read_report, write_suite
 
 pytest_plugins = ["pytester"]
 
@@ -102,7 +102,7 @@ def _comparable(section: dict) -> dict:
     return {k: section[k] for k in ("results", "aggregates", "comparisons", "outcomes", "gates")}
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_an_empty_shard_exits_0_with_an_empty_report_that_merges(
     pytester: pytest.Pytester, workers: list[str]
 ) -> None:
@@ -120,8 +120,8 @@ def test_an_empty_shard_exits_0_with_an_empty_report_that_merges(
         assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.stdout.fnmatch_lines(
         [
-            "*doceval: shard 2/2 holds none of the run's 2 case(s) (split by hash); it wrote an "
-            "empty report for doceval merge*"
+            "*doceval: shard 2/2 holds none of the run's 2 case(s), split by a hash of the case "
+            "names *; it wrote an empty report for doceval merge*"
         ]
     )
     empty = read_report(pytester.path / "s2.json")
@@ -263,3 +263,39 @@ def test_cli_report_rejects_other_schema(tmp_path: Path, capsys) -> None:
     assert "report schema 'doceval-report/0' is not 'doceval-report/1'" in capsys.readouterr().err
     path.write_text("{broken")
     assert doceval(["report", str(path)]) == 2
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_a_shard_with_its_own_report_balances_by_the_whole_run_in_the_project_root(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    """The CI matrix's usual command, each shard writing its own report: the split comes from
+    the whole run's report in the project root (not the shard's own, part of a run), and each
+    shard says which report it used; without one, each says it went by hash and why."""
+    write_suite(pytester.path, "tides", _cases(6), systems=["sys"], gates="")
+    run = pytester.runpytest_subprocess if workers else pytester.runpytest
+    for k in (1, 2):
+        result = run(
+            "--doceval", "--doceval-shard", f"{k}/2", "--doceval-json", f"s{k}.json", *workers
+        )
+        result.stdout.fnmatch_lines(
+            [
+                f"*doceval: shard {k}/2 ran * of the run's 6 case(s), split by a hash of the case "
+                f"names (no whole run's report at s{k}.json or doceval-report.json)*"
+            ]
+        )
+        assert read_report(pytester.path / f"s{k}.json")["shard_basis"] == "hash"
+    run("--doceval", *workers).assert_outcomes(passed=6)  # the whole run, in the project root
+    for k in (1, 2):
+        result = run(
+            "--doceval", "--doceval-shard", f"{k}/2", "--doceval-json", f"s{k}.json", *workers
+        )
+        result.stdout.fnmatch_lines(
+            [
+                f"*doceval: shard {k}/2 ran * of the run's 6 case(s), split balanced by the case "
+                "durations in doceval-report.json*"
+            ]
+        )
+        assert read_report(pytester.path / f"s{k}.json")["shard_basis"].startswith("durations:")
+    paths = [str(pytester.path / f"s{k}.json") for k in (1, 2)]
+    assert doceval(["merge", *paths, "-o", str(pytester.path / "m.json")]) == 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import read_report
+from tests.conftest import WORKERS, read_report
 
 KIND = """
 from pytest_doceval import CaseRef, CaseResult, MetricSpec, Suite, suite_kind
@@ -46,7 +46,7 @@ def _suite(root: Path, name: str, toml: str) -> None:
     (folder / "suite.toml").write_text(toml)
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_ref_labels_reach_the_rows_and_a_misspelled_suite_key_is_named(
     pytester: pytest.Pytester, workers: list[str]
 ) -> None:
@@ -61,8 +61,8 @@ def test_ref_labels_reach_the_rows_and_a_misspelled_suite_key_is_named(
     # (fnmatch: ? stands for the brackets, which it would read as a character class)
     result.stdout.fnmatch_lines(
         [
-            "*typo/suite.toml: unknown key(s) color in ?suite? for kind 'declared'; "
-            "allowed: colour, kind"
+            "*typo/suite.toml: unknown key(s) color (did you mean 'colour'?) in ?suite? for kind "
+            "'declared'; allowed: colour, kind"
         ]
     )
     # A kind that declares no keys accepts only `kind`: a misspelled key is never a default.

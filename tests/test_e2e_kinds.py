@@ -13,7 +13,7 @@ import pytest
 from model_server import ModelServer, reply_text
 
 from pytest_doceval.cli import main as doceval
-from tests.conftest import read_report
+from tests.conftest import WORKERS, read_report
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -55,7 +55,7 @@ def _worsen(suite: Path, system: str, factor: float) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_readme_kind_gates_deltas_and_labels(
     pytester: pytest.Pytester, guesses: Path, workers: list[str]
 ) -> None:
@@ -180,7 +180,7 @@ def example_model_kind() -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_readme_model_kind_plans_a_request_per_test_and_scores_the_answer(
     pytester: pytest.Pytester, workers: list[str]
 ) -> None:
@@ -219,3 +219,28 @@ def test_readme_model_kind_plans_a_request_per_test_and_scores_the_answer(
         # Warm: every answer comes from the store, nothing is sent again.
         pytester.runpytest("--doceval", *workers).assert_outcomes(passed=6)
         assert server.total == 6
+
+
+def test_readme_kinds_interval_stays_within_its_metrics_bounds(pytester: pytest.Pytester) -> None:
+    """Two questions: the t interval (what fewer than ten cases get) of goodness 0.3 and 0.5 is
+    0.4 ± 12.7 x 0.1, far outside [0, 1]; the README's kind declares its bounds, and every
+    interval of it is clipped to them."""
+    from scipy import stats as scipy_stats
+
+    pytester.makeconftest(example_kind())
+    pytester.makepyprojecttoml('[tool.doceval]\nsuites = ["cases"]\n')
+    suite = pytester.path / "cases" / "guesses"
+    suite.mkdir(parents=True)
+    (suite / "suite.toml").write_text('[suite]\nkind = "guesses"\n')
+    truth = [{"id": "q0", "value": 10, "topic": "a"}, {"id": "q1", "value": 10, "topic": "b"}]
+    guess = [{"id": "q0", "value": 3}, {"id": "q1", "value": 5}]  # goodness 0.3 and 0.5
+    for name, rows in (("truth", truth), ("rough", guess)):
+        (suite / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pytester.runpytest("--doceval").assert_outcomes(passed=2)
+    entry = read_report(pytester.path / "doceval-report.json")["suites"]["guesses"]
+    aggregate = entry["aggregates"]["rough"]["goodness"]
+    low, high = scipy_stats.t.interval(0.95, 1, loc=0.4, scale=0.1)  # the unclipped interval
+    assert low < -0.8 and high > 1.6
+    assert aggregate["mean"] == pytest.approx(0.4) and aggregate["method"] == "t"
+    assert (aggregate["ci_low"], aggregate["ci_high"]) == (0.0, 1.0)
+    assert entry["metrics"]["goodness"]["bounds"] == [0.0, 1.0]

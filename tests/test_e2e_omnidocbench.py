@@ -24,7 +24,7 @@ from pytest_doceval.kinds.omnidocbench.scoring import (
 )
 from pytest_doceval.metrics.cost import COST_METRICS
 from pytest_doceval.store import Store, stored_output
-from tests.conftest import read_report
+from tests.conftest import WORKERS, read_report
 
 pytest_plugins = ["pytester"]
 
@@ -79,7 +79,7 @@ def expected_scores() -> dict[str, PageScore]:
     }
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_demo_pages_rows_equal_score_page_and_analysis_equals_leaderboard(
     project: pytest.Pytester, workers: list[str]
 ) -> None:
@@ -202,6 +202,7 @@ def test_bad_input_errors_name_the_page_and_the_run_goes_on(project: pytest.Pyte
     assert analysis["rapidocr"]["pages"] == 0 and analysis["rapidocr"]["pages_not_scored"] == 18
 
 
+@pytest.mark.slow
 def test_rapidocr_reads_page_images_as_stages_under_xdist(project: pytest.Pytester) -> None:
     """The two smallest demo pages (516 x 729 pixels), cold under ``-n 2``, then cached."""
     small = [p for p in demo_pages() if stem(p).startswith("notes_")]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pytest_doceval.kinds.documents.suite import SCORING_REVISION
-from tests.conftest import read_report
+from tests.conftest import WORKERS, read_report
 
 pytest_plugins = ["pytester"]
 
@@ -40,6 +41,36 @@ def test_missing_baseline_fails_then_update_then_pass(
     again.assert_outcomes(passed=6)
     unchanged = pytester.runpytest("--doceval", "--doceval-update")
     unchanged.stdout.fnmatch_lines(["*demo: baseline baselines/demo.json unchanged*"])
+
+
+def test_one_case_is_accepted_with_k_and_the_others_keep_their_entries(
+    pytester: pytest.Pytester, demo_suite: Callable[..., Path]
+) -> None:
+    """The README's per-case accept: `--doceval-update -k` records today's numbers of the
+    selected tests only; every other entry stays as it was, and still gates."""
+    suite = demo_suite()
+    pytester.runpytest("--doceval", "--doceval-update").assert_outcomes(passed=6)
+    baseline = pytester.path / "baselines" / "demo.json"
+    before = json.loads(baseline.read_text())["entries"]
+    for case in ("case0", "case1"):  # both regress
+        path = suite / case / "outputs" / "good.md"
+        path.write_text(path.read_text().replace("storage", "stroage"))
+    accept = pytester.runpytest("--doceval", "--doceval-update", "-k", "case0 and good")
+    accept.assert_outcomes(passed=1)
+    accept.stdout.fnmatch_lines(
+        [
+            "*demo: baseline baselines/demo.json updated (1 changed)*",
+            "*changed case0[[]good[]]: *cer 0.0000->*",
+        ]
+    )
+    after = json.loads(baseline.read_text())["entries"]
+    assert after["case0[good]"]["metrics"] != before["case0[good]"]["metrics"]
+    assert {k: v for k, v in after.items() if k != "case0[good]"} == {
+        k: v for k, v in before.items() if k != "case0[good]"
+    }
+    result = pytester.runpytest("--doceval")
+    result.assert_outcomes(passed=5, failed=1)  # case1 is still a regression
+    result.stdout.fnmatch_lines(["FAILED *case1[[]good[]]*cer*"])
 
 
 def test_regression_message_names_metric_value_baseline_and_case(
@@ -145,7 +176,7 @@ def test_json_report_contract(pytester: pytest.Pytester, demo_suite: Callable[..
     assert agg["corpus"] == pytest.approx(edits / sum(c["reference_length"] for c in counts))
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_metrics_are_junit_properties(
     pytester: pytest.Pytester, demo_suite: Callable[..., Path], workers: list[str]
 ) -> None:
@@ -159,6 +190,7 @@ def test_metrics_are_junit_properties(
     assert xml.count('<property name="structure_f1" value="') == 6
 
 
+@pytest.mark.slow
 def test_xdist_gives_the_same_report(
     pytester: pytest.Pytester, demo_suite: Callable[..., Path]
 ) -> None:
@@ -177,6 +209,7 @@ def test_xdist_gives_the_same_report(
         assert a[key] == b[key], key
 
 
+@pytest.mark.slow
 def test_an_xdist_worker_sends_reports_that_read_as_the_plain_runs(
     pytester: pytest.Pytester, demo_suite: Callable[..., Path]
 ) -> None:

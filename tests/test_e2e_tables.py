@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_doceval.report.html import write_html
-from tests.conftest import read_report, write_suite
+from tests.conftest import WORKERS, read_report, write_suite
 
 pytest_plugins = ["pytester"]
 
@@ -57,7 +57,7 @@ def _suite(root: Path) -> Path:
     )
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_table_metrics_rows_counts_notes(pytester: pytest.Pytester, workers: list[str]) -> None:
     _suite(pytester.path)
     pytester.runpytest("--doceval", *workers).assert_outcomes(passed=4)
@@ -81,7 +81,7 @@ def test_table_metrics_rows_counts_notes(pytester: pytest.Pytester, workers: lis
     assert "table_teds" in suite["metrics"] and suite["metrics"]["table_teds"]["headline"]
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_a_gate_on_table_teds(pytester: pytest.Pytester, workers: list[str]) -> None:
     suite = _suite(pytester.path)
     (suite / "plain").rename(pytester.path / "plain-aside")  # every gated case has a table

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from model_server import ModelServer
 
-from tests.conftest import TRUTH, read_report, write_suite
+from tests.conftest import TRUTH, WORKERS, read_report, write_suite
 
 PAGE = "Tides\nTidal storage moves water between two basins.\n- pumps\n- turbines"
 
@@ -32,7 +32,7 @@ def server() -> ModelServer:
         yield running
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_two_stage_runs_caches_and_shows_what_the_model_changed(
     pytester: pytest.Pytester, server: ModelServer, workers: list[str]
 ) -> None:

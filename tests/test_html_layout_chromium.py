@@ -266,3 +266,40 @@ def test_pytest_html_summary_is_readable_and_its_table_fits(pytester: pytest.Pyt
     skip = next(log for log in measured["logs"] if "GPU" in log)
     assert skip.strip() == "Skipped: needs a GPU"
     assert "('" not in " ".join(measured["logs"])
+
+
+def test_pytest_html_shows_columns_only_for_what_ran_unbroken(pytester: pytest.Pytester) -> None:
+    """Two suites of two kinds, one selected with -k: pytest-html's header was made before the
+    run knew, yet the page shows only the columns of metrics a test measured (no `goodness` of
+    the kind that did not run, no `table_teds` where no document has a table), and a header
+    wraps at an underscore, never inside a word."""
+    from tests.conftest import GOOD, TRUTH, write_suite
+    from tests.test_e2e_kinds import example_kind, write_guesses
+
+    pytester.makeconftest(example_kind())
+    pytester.makepyprojecttoml('[tool.doceval]\nsuites = ["cases"]\n')
+    write_guesses(pytester.path)
+    write_suite(pytester.path, "tides", {"c0": {"truth": TRUTH, "sys": GOOD}}, systems=["sys"])
+    result = pytester.runpytest_subprocess(
+        "--doceval", "-k", "tides", "--html=report.html", "--self-contained-html"
+    )
+    result.assert_outcomes(failed=1)  # no baseline yet
+    page = (pytester.path / "report.html").read_text(encoding="utf-8")
+    assert 'data-column-type="goodness"' in page  # in the header pytest-html built ...
+    measured = probe(
+        page,
+        "{heads: [...document.querySelectorAll('#results-table th')]"
+        ".filter((e) => getComputedStyle(e).display !== 'none')"
+        ".map((e) => [e.textContent, e.getClientRects().length,"
+        " getComputedStyle(e).overflowWrap, getComputedStyle(e).wordBreak]),"
+        " cells: [...document.querySelectorAll('#results-table tbody tr:first-child td')]"
+        ".filter((e) => getComputedStyle(e).display !== 'none').length}",
+        pytester.path,
+    )
+    shown = [text for text, *_ in measured["heads"]]
+    assert "goodness" not in shown and "table_teds" not in shown, shown  # ... but not shown
+    assert {"cer", "wer", "structure_f1"} <= set(shown), shown
+    assert measured["cells"] == len(shown)  # each row shows the same columns as its header
+    for text, _, wrap, word_break in measured["heads"]:
+        assert (wrap, word_break) == ("normal", "normal"), (text, wrap, word_break)
+    assert "structure_<wbr>f1" in page

@@ -224,6 +224,7 @@ def _perturbed(table: Table, seed: int) -> Table:
     not (REALDATA / "latex" / "psnfss2e.tex").is_file() or shutil.which("pandoc") is None,
     reason="needs the shared real data (psnfss2e.tex) and pandoc",
 )
+@pytest.mark.slow
 def test_real_tables_of_psnfss2e_against_apted() -> None:
     """The real LaTeX tables of TeX Live's psnfss2e guide, as pandoc writes them in HTML and in
     the truth's markdown: the two readings agree, and TEDS equals apted on them and on copies

@@ -194,6 +194,7 @@ VARIANTS = (
 )
 
 
+@pytest.mark.slow
 def test_generated_predictions() -> None:
     rng = random.Random(25)
     pages, predictions = [], {}

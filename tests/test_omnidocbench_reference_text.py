@@ -178,6 +178,7 @@ VARIANTS: Mapping[str, Variant] = {
 }
 
 
+@pytest.mark.slow
 def test_generated_predictions() -> None:
     rng = random.Random(25)
     pages, predictions = [], {}

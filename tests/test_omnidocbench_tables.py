@@ -201,6 +201,7 @@ def _table_pages() -> list[dict[str, Any]]:
     st.integers(0, 7),
     st.lists(st.one_of(FRAGMENTS, st.just("TRUTH"), st.just("TRUTH-PIPE")), max_size=6),
 )
+@pytest.mark.slow
 def test_page_table_scores_equal_the_reference_table_path(
     page_index: int, fragments: list[str]
 ) -> None:

@@ -8,6 +8,7 @@ from pytest_doceval.engine import Snapshot
 from pytest_doceval.run.progress import (
     DEFAULT_EVERY,
     EVERY_VARIABLE,
+    Eta,
     Progress,
     Totals,
     progress_every,
@@ -33,7 +34,7 @@ def snap(**changes: object) -> Snapshot:
 
 
 def test_status_line_says_done_total_in_flight_errors_elapsed_and_eta() -> None:
-    line = status_line(snap(failed=2))
+    line = status_line(snap(failed=2), eta=Eta()(snap(failed=2)))
     assert line.startswith("doceval: 32/120 stages done")
     assert "requests in flight: echo 16" in line
     assert "2 error(s)" in line and "10 s elapsed" in line
@@ -135,7 +136,8 @@ def test_the_start_line_under_xdist_names_the_workers() -> None:
 
 
 def test_a_live_status_line_puts_what_a_narrow_terminal_cuts_last() -> None:
-    line = status_line(snap(failed=2, in_flight={"echo": 16, "qwen": 4}), live=True)
+    busy = snap(failed=2, in_flight={"echo": 16, "qwen": 4})
+    line = status_line(busy, live=True, eta=busy.eta())
     assert line == (
         "doceval: 32/120 stages done, ETA 28 s, 2 error(s), 10 s elapsed, "
         "requests in flight: echo 16, qwen 4"
@@ -149,3 +151,44 @@ def test_a_live_status_line_puts_what_a_narrow_terminal_cuts_last() -> None:
     now[0] = 1.0
     progress.tick(snap())
     assert shown and shown[0].startswith("doceval: 30/120 stages done, ETA")
+
+
+def test_the_eta_counts_down_while_one_long_stage_runs() -> None:
+    """30 of 120 stages took 10 s: 30 s to go. While the next one runs for a minute nothing
+    finishes, and re-reading the rate (elapsed / worked x left) would say 32 s, 40 s, 60 s, ...:
+    the ETA counts down from its estimate instead, and is estimated again when a stage ends."""
+    eta = Eta()
+    assert eta(snap(done=30, elapsed=10.0)) == pytest.approx(30.0)
+    shown = [eta(snap(done=30, elapsed=t)) for t in (12.0, 20.0, 35.0, 70.0)]
+    assert shown == [pytest.approx(28.0), pytest.approx(20.0), pytest.approx(5.0), 0.0]
+    assert snap(done=30, elapsed=70.0).eta() == pytest.approx(210.0)  # what it said before
+    assert eta(snap(done=31, elapsed=71.0)) == pytest.approx(71.0 / 31 * 89)
+
+
+def test_progress_lines_never_show_a_growing_eta() -> None:
+    now = [0.0]
+    shown: list[str] = []
+    progress = Progress(None, show=shown.append, every=1.0, clock=lambda: now[0])
+    for second in range(11, 40, 2):
+        now[0] = float(second)
+        progress.tick(snap(done=30, elapsed=float(second)))
+    etas = [int(line.rsplit("ETA ", 1)[1].split()[0]) for line in shown]
+    assert len(etas) == 15 and etas == sorted(etas, reverse=True), etas
+
+
+def test_a_running_cpu_stage_is_not_none() -> None:
+    line = status_line(snap(done=4, total=6, in_flight={}))
+    assert "CPU stages at work (2 left)" in line and "none" not in line
+    assert "requests in flight: echo 16" in status_line(snap())
+
+
+def test_the_last_line_agrees_with_the_start_line() -> None:
+    """Under xdist a worker that takes over tests plans their stages after the start line: the
+    last line counts them and says how many, so its total reads from the start line's."""
+    totals = Totals()
+    totals.add(Totals.of(snap(done=60, total=60), {}, start=snap(done=0, total=50)).to_dict())
+    totals.add(Totals.of(snap(done=60, total=60), {}, start=snap(done=0, total=60)).to_dict())
+    line = summary_line(totals)
+    assert line.startswith("doceval: 120/120 stages (110 counted at the start, 10 planned later;")
+    plain = summary_line(Totals.of(snap(done=120), {}, start=snap(done=0)))
+    assert plain.startswith("doceval: 120/120 stages (0 from the cache, 0 failed)")

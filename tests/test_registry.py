@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from importlib.metadata import EntryPoint
+from pathlib import Path
 
 import pytest
 
+from pytest_doceval.config import ProjectConfig
 from pytest_doceval.errors import SuiteConfigError
-from pytest_doceval.registry import Registry, load_object
+from pytest_doceval.registry import Registry, did_you_mean, load_object, unknown_names
 
 
 def test_builtins_are_imported_on_first_use_only() -> None:
@@ -29,6 +31,28 @@ def test_decorator_registers_and_unknown_names_list_the_known_ones() -> None:
     assert registry.get("mine") is mine
     with pytest.raises(SuiteConfigError, match=r"unknown system 'nope' \(known: mine, pymupdf\)"):
         registry.get("nope")
+    hint = r"unknown system 'pymupf' \(did you mean 'pymupdf'\?\) \(known"
+    with pytest.raises(SuiteConfigError, match=hint):
+        registry.get("pymupf")
+
+
+def test_did_you_mean_names_the_closest_known_names() -> None:
+    """difflib's ratio, at least 0.6: a close misspelling gets the closest name; other names
+    none."""
+    known = ["pymupdf", "pymupdf4llm", "rapidocr", "plain-pdf-words"]
+    assert did_you_mean("pymupdf4lm", known) == " (did you mean 'pymupdf4llm'?)"
+    assert did_you_mean("rapid-ocr", known) == " (did you mean 'rapidocr'?)"
+    assert did_you_mean("tesseract", known) == ""
+    assert did_you_mean("x", []) == ""
+    assert unknown_names(["sytems", "colour"], ["systems", "kind"]) == (
+        "sytems (did you mean 'systems'?), colour"
+    )
+
+
+def test_a_misspelled_project_key_is_named_with_what_was_meant(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.doceval]\nbaseline = "b"\n')
+    with pytest.raises(SuiteConfigError, match=r"baseline \(did you mean 'baselines'\?\)"):
+        ProjectConfig.load(tmp_path)
 
 
 def test_a_name_from_two_places_is_an_error_the_same_place_may_repeat() -> None:

@@ -22,7 +22,7 @@ from pytest_doceval.run.code_digest import json_digest, scoring_code_files
 from pytest_doceval.run.score_key import SuiteFiles
 from pytest_doceval.run.score_stage import RESULT
 from pytest_doceval.store import Store
-from tests.conftest import read_report
+from tests.conftest import WORKERS, read_report
 from tests.stored_results import rewrite_result, stored_results
 
 # A kind that scores a case's output against its truth (both files of the case's folder) and
@@ -96,7 +96,7 @@ def _comparable(report: dict[str, Any]) -> dict[str, Any]:
     return report
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_a_warm_run_scores_nothing_and_reports_the_same(
     pytester: pytest.Pytester, workers: list[str]
 ) -> None:
@@ -435,6 +435,7 @@ def pytest_sessionfinish(session):
 """
 
 
+@pytest.mark.slow
 def test_a_warm_run_loads_no_heavy_model(pytester: pytest.Pytester) -> None:
     """Korean WER needs Kiwi's model (seconds to load): a run that scores loads it, a warm run
     whose results are all stored loads neither it nor PyMuPDF (whose import loads layout

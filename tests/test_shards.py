@@ -16,7 +16,9 @@ from pytest_doceval.run.shards import (
     HASH_BASIS,
     ShardPlan,
     basis,
+    durations_reports,
     hash_shard,
+    how_split,
     load_durations,
     parse_shard,
     recorded_durations,
@@ -108,6 +110,21 @@ def test_durations_come_from_a_whole_runs_report_not_a_shards(tmp_path: Path) ->
     path.write_text("{not json", encoding="utf-8")
     assert load_durations(path) == {}
     assert load_durations(tmp_path / "missing.json") == {}
+    # The first whole run's report of several: a shard's own report, then the project's.
+    shard = tmp_path / "s1.json"
+    shard.write_text(json.dumps({**report, "shard": "1/2"}), encoding="utf-8")
+    whole = tmp_path / "doceval-report.json"
+    whole.write_text(json.dumps(report), encoding="utf-8")
+    found = load_durations([shard, whole])
+    assert found == {("tides", "c00"): 2.5} and found.source == whole
+    assert "balanced by the case durations in " in how_split(found)
+    assert load_durations([shard]).source is None
+    assert "by a hash of the case names (no whole run's report at " in how_split(
+        load_durations([shard, tmp_path / "missing.json"])
+    )
+    assert durations_reports(None, shard, whole) == (shard, whole)
+    assert durations_reports(None, whole, whole) == (whole,)
+    assert durations_reports(tmp_path / "given.json", shard, whole) == (tmp_path / "given.json",)
     assert basis({("tides", "c00"): 2.5}).startswith("durations:")
     assert basis({("tides", "c00"): 2.5}) != basis({("tides", "c00"): 3.0})
 

@@ -87,6 +87,7 @@ def _simulated_power(n: int, p10: float, p01: float, alpha: float, runs: int, se
     return rejected / runs
 
 
+@pytest.mark.slow
 def test_mcnemar_power_and_mde_by_simulation() -> None:
     n, discordant, alpha = 60, 0.3, 0.05
     mde = mcnemar_mde(n, discordant, alpha)

@@ -53,6 +53,7 @@ def test_pymupdf_without_tables(tmp_path: Path) -> None:
         PyMuPDFText({"colour": 1})
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SCAN.is_dir(), reason="example case not built")
 def test_rapidocr_reads_the_scan() -> None:
     from pytest_doceval.metrics import character_errors

@@ -19,7 +19,7 @@ from pytest_doceval.registry import Registry
 from pytest_doceval.systems import SystemEnv, SystemRegistry, build_registry, register_parser
 from pytest_doceval.systems import registry as registry_module
 from pytest_doceval.systems.pymupdf_text import PyMuPDFText
-from tests.conftest import read_report, write_suite
+from tests.conftest import WORKERS, read_report, write_suite
 
 pytest_plugins = ["pytester"]
 
@@ -230,7 +230,7 @@ def readme_parser() -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["plain", "xdist"])
+@pytest.mark.parametrize("workers", WORKERS)
 def test_conftest_hook_decorator_and_readme_parser_end_to_end(
     pytester: pytest.Pytester, workers: list[str]
 ) -> None:

@@ -11,6 +11,7 @@
     doceval compare old.json new.json --format markdown    # the same for a PR / CI summary
     doceval report doceval-report.json --format summary    # failures and changes, markdown
     doceval merge shard-*.json -o all.json                 # CI-matrix shards into one report
+    doceval suites                                         # what pytest --doceval would run
 
 Exit status: 0 on success; 1 when `compare` finds a significant regression or `merge` a failing
 suite gate; 2 on bad input (missing file, other schema version, overlapping shards, ...).
@@ -30,7 +31,8 @@ EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_STATUS = """exit status:
   0  success
   1  `compare` found a significant regression; `merge` found a failing suite gate
-  2  bad input: a missing file, another report schema, overlapping shards, a bad option"""
+  2  bad input: a missing file, another report schema, overlapping shards, a bad option, a
+     suite `suites` lists that would not load"""
 
 
 def _build_case(args: argparse.Namespace) -> int:
@@ -158,6 +160,12 @@ def _failed_gates(suites: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _suites(args: argparse.Namespace) -> int:
+    from pytest_doceval.cli.suites import run
+
+    return run(args)
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -277,6 +285,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     merge.add_argument("--html", type=Path, default=None, help="also write the HTML report")
     merge.set_defaults(run=_merge)
+
+    suites = command(
+        "suites",
+        "list what pytest --doceval would run, running nothing: each suite's kind, systems, "
+        "cases and tests, and which systems' tests will be skipped and why",
+        "0 listed, 2 a suite would not load (its error is listed) or bad input",
+    )
+    suites.add_argument(
+        "paths", nargs="*", help="suite folders (default: the project's [tool.doceval] suites)"
+    )
+    suites.set_defaults(run=_suites)
     return parser
 
 

@@ -87,6 +87,19 @@ def not_testable(n: Any) -> str:
     return f"not testable (n = {round(x):,})"
 
 
+def unchanged(delta: Mapping[str, Any]) -> bool:
+    """Whether every case's value is its baseline's (to the baselines' 6 decimals): a mean
+    difference of 0 with an interval of [0, 0], or one case's difference of 0. A mean of 0
+    whose cases moved both ways is no such thing: it is within its CI, not unchanged."""
+    if judge(num(delta.get("mean_diff")), None) != "same":
+        return False
+    n = num(delta.get("n"))
+    if n is not None and n < TESTABLE_N:
+        return True
+    bounds = [num(delta.get("ci_low")), num(delta.get("ci_high"))]
+    return all(b is not None and judge(b, None) == "same" for b in bounds)
+
+
 def change(delta: Mapping[str, Any], direction: str | None) -> Change:
     """A baseline delta read as a change. The analysis's ``verdict`` decides when present
     (it applied the metric's direction to the CI); otherwise ``significant`` (or a CI that

@@ -61,7 +61,8 @@ def paired_change_row(
     """A report's row of the paired change a - b over the same cases (baseline deltas, a
     kind's conditions such as OCR variants): the `stats.paired_change` record -- mean with CI
     and the interval's method, paired t and Wilcoxon p-values, the minimum detectable effect
-    (``mde``; McNemar's for a `binary` metric) -- with the verdict in the metric's
+    (``mde``; McNemar's for a `binary` metric), Cohen's d_z (how far the change stands out of
+    the cases' spread: a summary lists the largest first) -- with the verdict in the metric's
     direction."""
     from pytest_doceval.stats.comparisons import paired_change, verdict  # on use: heavy
 
@@ -84,6 +85,7 @@ def paired_change_row(
         "method": change.method,
         "p_ttest": change.p_ttest,
         "p_wilcoxon": change.p_wilcoxon,
+        "cohens_d": change.cohens_d,
         "significant": judged != "unchanged",
         "verdict": judged,
         "mde": change.mde,

@@ -19,6 +19,7 @@ from pytest_doceval.html.analysis import AnalysisRenderer
 from pytest_doceval.html.views import ViewRenderer
 from pytest_doceval.metrics.cost import COST_METRICS
 from pytest_doceval.metrics.spec import MetricSpec, find_spec
+from pytest_doceval.registry import did_you_mean
 from pytest_doceval.rows import Row, new_row, row_key
 
 if TYPE_CHECKING:
@@ -122,6 +123,7 @@ def check_system_settings(settings: Mapping[str, object], systems: list[str], fi
     if extra:
         raise SuiteConfigError(
             f"{file}: [systems.{extra[0]}] configures a system not in [suite] systems"
+            f"{did_you_mean(extra[0], systems)}"
         )
 
 

@@ -13,6 +13,7 @@ import importlib.util
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pytest_doceval.errors import SuiteConfigError
@@ -78,18 +79,23 @@ def known_kinds() -> list[str]:
     return KINDS.names()
 
 
-def import_conftests(root: Path, suite_dir: Path) -> None:
+def import_conftests(root: Path, suite_dir: Path) -> list[ModuleType]:
     """Import the ``conftest.py`` files from `root` down to `suite_dir`, as pytest would, so
-    that kinds registered there are known outside a pytest run (``doceval merge``)."""
+    that kinds and parsers registered there are known outside a pytest run (``doceval merge``,
+    ``doceval suites``); the modules, each imported once per process."""
     root, suite_dir = root.resolve(), suite_dir.resolve()
     folders = [root]
     if suite_dir.is_relative_to(root):
         for part in suite_dir.relative_to(root).parts:
             folders.append(folders[-1] / part)
+    modules: list[ModuleType] = []
     for folder in folders:
         conftest = folder / "conftest.py"
         name = f"_doceval_conftest_{abs(hash(str(conftest)))}"
-        if not conftest.is_file() or name in sys.modules:
+        if name in sys.modules:
+            modules.append(sys.modules[name])
+            continue
+        if not conftest.is_file():
             continue
         spec = importlib.util.spec_from_file_location(name, conftest)
         if spec is None or spec.loader is None:
@@ -97,6 +103,8 @@ def import_conftests(root: Path, suite_dir: Path) -> None:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
+        modules.append(module)
+    return modules
 
 
 def make_suite(

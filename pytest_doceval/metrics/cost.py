@@ -24,7 +24,9 @@ one system. Elsewhere (threads, Dask) it is absent.
 (p50, p95, p99 in every aggregate's ``quantiles``), and a suite gate can bound one:
 ``wall_seconds = "p95:+20%"`` (`gates`).
 
-A test with no stages (a saved output) has no cost metrics: nothing was measured.
+A test with no stages (a saved output) has no cost metrics: nothing was measured. They are
+`MetricSpec.noisy`: what one machine's run cost, not what it made, so the committed baselines
+leave them out unless a gate compares them with the baseline (`run.baselines.NoiseBands`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ COST_METRICS: Mapping[str, MetricSpec] = {
         "lower",
         headline=False,
         optional=True,
+        noisy=True,
         description="CPU seconds of the stages that made the output (parsing, OCR, ...)",
         bounds=RATE,
     ),
@@ -47,6 +50,7 @@ COST_METRICS: Mapping[str, MetricSpec] = {
         "lower",
         headline=False,
         optional=True,
+        noisy=True,
         description="wall seconds of those stages, model latency included (machine-dependent)",
         bounds=RATE,
     ),
@@ -54,6 +58,7 @@ COST_METRICS: Mapping[str, MetricSpec] = {
         "lower",
         headline=False,
         optional=True,
+        noisy=True,
         description="model requests the output took",
         bounds=RATE,
     ),
@@ -61,6 +66,7 @@ COST_METRICS: Mapping[str, MetricSpec] = {
         "lower",
         headline=False,
         optional=True,
+        noisy=True,
         description="input (prompt) tokens, as the API reported them",
         bounds=RATE,
     ),
@@ -68,6 +74,7 @@ COST_METRICS: Mapping[str, MetricSpec] = {
         "lower",
         headline=False,
         optional=True,
+        noisy=True,
         description="output (completion) tokens, as the API reported",
         bounds=RATE,
     ),
@@ -75,6 +82,7 @@ COST_METRICS: Mapping[str, MetricSpec] = {
         "lower",
         headline=False,
         optional=True,
+        noisy=True,
         description="model cost of 1,000 such cases in US dollars, at the configured prices",
         bounds=RATE,
     ),
@@ -85,6 +93,7 @@ COST_METRICS: Mapping[str, MetricSpec] = {
         description="peak resident memory (MiB) of the process that made the output, while it "
         "made it (Linux, process pool)",
         bounds=RATE,
+        noisy=True,
     ),
 }
 

@@ -57,6 +57,11 @@ class MetricSpec:
     metric, below it for a higher one); each aggregate then reports the share of cases beyond
     it (``beyond``), which a mean hides. A suite's absolute per-case gate on the metric
     (``cer = "<= 0.2"``) takes its place there.
+    ``noisy``: a measurement of the run rather than of its output (seconds, requests, tokens,
+    price: `metrics.cost`), different on every machine and every cold run. It stays out of the
+    committed baselines unless a gate compares it with the baseline, and then moves there
+    only when it leaves that gate's tolerance (`run.baselines`): a baseline diff reads as
+    "which number moved", not as timing noise.
     """
 
     direction: Direction
@@ -72,6 +77,8 @@ class MetricSpec:
     optional: bool = False
     flag_dominance: float | None = None
     threshold: float | None = None
+    # Like `optional`, read by a live run's baseline update only: not in a report.
+    noisy: bool = False
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import platform
-import sys
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -40,6 +39,8 @@ _PACKAGES = (
 
 
 def environment() -> Environment:
+    """What the numbers depend on: Python, the platform, the packages' versions. Not where
+    the interpreter lives (a CI runner's or a user's folder in a report passed on)."""
     packages = {}
     for name in _PACKAGES:
         try:
@@ -49,7 +50,6 @@ def environment() -> Environment:
     return {
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "executable": sys.executable,
         "packages": packages,
     }
 
@@ -61,10 +61,12 @@ def build_report(
     shard: str | None = None,
     shard_basis: str | None = None,
     interrupted: bool = False,
+    limit: int | None = None,
 ) -> Report:
     """The report; ``shard`` is ``"K/N"`` for one shard of a run, split on `shard_basis`
     (run/shards.py), ``interrupted`` marks a run stopped before its end (its numbers cover
-    only the tests that ran)."""
+    only the tests that ran), ``limit`` a run of the first N cases of each suite
+    (run/limit.py)."""
     report: Report = {
         "schema": REPORT_SCHEMA,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
@@ -76,6 +78,8 @@ def build_report(
     }
     if shard_basis is not None:
         report["shard_basis"] = shard_basis
+    if limit is not None:
+        report["limit"] = limit
     return report
 
 

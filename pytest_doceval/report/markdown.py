@@ -49,14 +49,25 @@ def _link(text: str, href: str | None) -> str:
 
 
 def _effect(row: Mapping[str, Any]) -> float:
-    d = row.get("cohens_d")
-    return abs(d) if isinstance(d, int | float) and math.isfinite(d) else 0.0
+    """How far a significant change stands out of its cases' spread: |Cohen's d_z|. A
+    significant change without a finite d moved every case alike (no spread: the clearest of
+    all), written as null; a row without the key at all (an older report) ranks last."""
+    if "cohens_d" not in row:
+        return 0.0
+    d = row["cohens_d"]
+    return abs(d) if isinstance(d, int | float) and math.isfinite(d) else math.inf
+
+
+def _size(row: Mapping[str, Any]) -> float:
+    diff = row.get("mean_diff")
+    return abs(diff) if isinstance(diff, int | float) and math.isfinite(diff) else 0.0
 
 
 def significant_first(rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Worse, then better (the largest effect first in each); unchanged rows left out."""
+    """Worse, then better; within each the largest effect first (`_effect`, then the size of
+    the mean change); unchanged rows left out."""
     moved = [r for r in rows if r.get("verdict") in ("worse", "better")]
-    return sorted(moved, key=lambda r: (_ORDER[str(r["verdict"])], -_effect(r)))
+    return sorted(moved, key=lambda r: (_ORDER[str(r["verdict"])], -_effect(r), -_size(r)))
 
 
 def _anchors(report: Report) -> dict[tuple[str, str, str], str]:
@@ -234,6 +245,8 @@ def summary_markdown(
     title = f"doceval: {failing} test(s) did not pass, {gates} suite gate(s) failed"
     if report.get("shard"):
         title += f" (shard {report['shard']})"
+    if report.get("limit"):
+        title += f" (limited: the first {report['limit']} case(s) of each suite)"
     return _sections(
         title,
         report,

@@ -147,10 +147,12 @@ def merge_reports(
             unused_baseline=sorted(unused[suite_name]),
             baseline_changes=changes[suite_name],
         )
+    limits = {r["limit"] for r in reports if r.get("limit")}
     return build_report(
         sections,
         config.to_dict(),
         interrupted=any(r.get("interrupted") for r in reports),
+        limit=max(limits) if limits else None,  # shards of a limited run stay limited
     )
 
 

@@ -1,10 +1,15 @@
 """pytest-html integration: metric columns in the results table, suite summaries above it.
 
-Columns are fixed when the table header is built, after collection: they are the headline
-metrics the collected suites' kinds declare (in declaration order); a test without a metric shows
-an empty cell. Class names are ``col-<metric>``, which pytest-html's sorting script reads, so
-metric names carry no hyphens. The summary above the table shows, per suite, the metrics the
-terminal shows (`TERMINAL_COLUMNS`); the rest are in doceval's own reports.
+Columns are fixed when the table header is built, at the session's start, before collection
+and ``-k``: they are the headline metrics the kinds of the suites the arguments name declare (in
+declaration order); a test without a metric shows an empty cell. At the end, when the report
+is known, the summary's style shows only the columns some test measured (`column_style`): a run
+of one kind, or of ``-k`` one suite, has no column of the others, nor of a metric no case had
+(a table score where no document has a table). Class names are ``col-<metric>``, which
+pytest-html's sorting script reads, so metric names carry no hyphens; a header may break after
+an underscore (``structure_<wbr>f1``), never inside a word. The summary above the table shows,
+per suite, the metrics the terminal shows (`TERMINAL_COLUMNS`); the rest are in doceval's own
+reports.
 
 pytest-html's page sets grey text (#999) on white for everything but headings; `PAGE_STYLE`
 (a ``<style>`` element in our summary) makes our tables and its results table dark on light,
@@ -26,9 +31,14 @@ from pytest_doceval.report.schema import Report
 from pytest_doceval.report.terminal import TERMINAL_COLUMNS
 
 
+def _breakable(name: str) -> Markup:
+    """A metric's name that may wrap after an underscore and nowhere else."""
+    return Markup("_<wbr>").join(name.split("_"))
+
+
 def header_cells(columns: Sequence[str]) -> list[str]:
-    cell = Markup('<th class="sortable" data-column-type="{m}">{m}</th>')
-    return [cell.format(m=m) for m in columns]
+    cell = Markup('<th class="sortable" data-column-type="{}" data-doceval-metric>{}</th>')
+    return [cell.format(m, _breakable(m)) for m in columns]
 
 
 def row_cells(columns: Sequence[str], metrics: Mapping[str, float]) -> list[str]:
@@ -36,8 +46,31 @@ def row_cells(columns: Sequence[str], metrics: Mapping[str, float]) -> list[str]
     for metric in columns:
         value = metrics.get(metric)
         text = "" if value is None else f"{value:.4f}"
-        cells.append(Markup('<td class="col-{}">{}</td>').format(metric, text))
+        cells.append(Markup('<td class="col-{}" data-doceval-metric>{}</td>').format(metric, text))
     return cells
+
+
+def measured_metrics(report: Report) -> list[str]:
+    """The metrics some test of the report measured (a row has a value of it)."""
+    found: dict[str, None] = {}
+    for suite in report.get("suites", {}).values():
+        for row in suite.get("results", []):
+            found.update(dict.fromkeys(row.get("metrics", {})))
+    return list(found)
+
+
+def column_style(measured: Sequence[str]) -> Markup:
+    """The metric columns hidden but those of `measured`: the header was made before the run
+    knew which kinds, suites and metrics its tests would have (module docstring)."""
+    shown = Markup(",").join(
+        Markup('#results-table th[data-column-type="{m}"],#results-table td.col-{m}').format(m=m)
+        for m in measured
+        if m.replace("_", "").isalnum()  # a name a selector holds as it is
+    )
+    rules = Markup("#results-table [data-doceval-metric]{display:none}")
+    if shown:
+        rules += shown + Markup("{display:table-cell}")
+    return Markup("<style>{}</style>").format(rules)
 
 
 PAGE_STYLE = Markup(
@@ -51,7 +84,8 @@ PAGE_STYLE = Markup(
     ".doceval-summary td.num{text-align:right;font-variant-numeric:tabular-nums}"
     ".doceval-summary .doceval-gate-failed{color:#a40e26;font-weight:600}"
     "#results-table{color:#1f2328;max-width:100%}"
-    "#results-table th,#results-table td{overflow-wrap:anywhere}"
+    "#results-table td{overflow-wrap:anywhere}"
+    "#results-table th{overflow-wrap:normal;word-break:normal}"
     "#results-table .logwrapper .log{overflow-wrap:anywhere}"
     "</style>"
 )
@@ -122,4 +156,6 @@ def summary_html(report: Report) -> str:
                 gates,
             )
         )
-    return PAGE_STYLE + Markup().join(parts) if parts else ""
+    if not parts:
+        return ""
+    return PAGE_STYLE + column_style(measured_metrics(report)) + Markup().join(parts)

@@ -35,7 +35,7 @@ HASH_BASIS = "hash"
 class Environment(TypedDict):
     python: str
     platform: str
-    executable: str
+    executable: NotRequired[str]  # reports before issue 37 named the interpreter's path
     packages: dict[str, str]  # distribution -> version, for those installed
 
 
@@ -86,6 +86,9 @@ class PairedChange(TypedDict):
     method: str
     p_ttest: float | None
     p_wilcoxon: float | None
+    # Cohen's d_z; null when the differences have no spread (all alike: infinite, or none).
+    # Reports written before it have none.
+    cohens_d: NotRequired[float | None]
     significant: bool
     verdict: str  # better, worse or unchanged, in the metric's direction
     mde: float | None
@@ -162,6 +165,7 @@ class Report(TypedDict):
     shard: str | None  # "K/N" for one shard of a run
     shard_basis: NotRequired[str]  # a shard's: how the run was split (run/shards.py `basis`)
     interrupted: bool
+    limit: NotRequired[int]  # a smoke run of the first N cases of each suite (run/limit.py)
     suites: dict[str, SuiteSection]
 
 
@@ -238,6 +242,7 @@ def baseline_delta(
         "method": change["method"],
         "p_ttest": change["p_ttest"],
         "p_wilcoxon": change["p_wilcoxon"],
+        "cohens_d": change["cohens_d"],
         "significant": change["significant"],
         "verdict": change["verdict"],
         "mde": change["mde"],

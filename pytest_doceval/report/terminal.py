@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pytest_doceval.html.model import unchanged
 from pytest_doceval.metrics.cost import cost_cell, cost_columns
 from pytest_doceval.metrics.spec import headline, specs_from_section
 from pytest_doceval.report.schema import Aggregate, Report, SuiteSection
-from pytest_doceval.rows import FLAG_MARK, describe_flags, row_key
+from pytest_doceval.rows import FLAG_MARK, describe_flags, outcome_count, row_key
 
 # Columns in the terminal table; the rest of the headline metrics are in the reports.
 TERMINAL_COLUMNS = 5
@@ -25,12 +26,22 @@ def _cell(entry: Aggregate | None) -> str:
     return f"{mean}{mark} [{low}, {high}]"
 
 
+def limited_line(limit: int) -> str:
+    """What a limited run (``--doceval-limit``, `run.limit`) says first, wherever it is read."""
+    return (
+        f"LIMITED: the first {limit} case(s) of each suite (--doceval-limit {limit}), a smoke "
+        "run: the numbers are not the suites', and no baseline was updated"
+    )
+
+
 def summary_lines(report: Report) -> list[str]:
     lines: list[str] = []
     if report.get("interrupted"):
         lines.append("INTERRUPTED: the numbers below cover only the tests that ran")
+    if report.get("limit"):
+        lines.append(limited_line(report["limit"]))
     for name, suite in report.get("suites", {}).items():
-        outcomes = ", ".join(f"{n} {k}" for k, n in suite.get("outcomes", {}).items())
+        outcomes = ", ".join(outcome_count(n, k) for k, n in suite.get("outcomes", {}).items())
         if suite.get("error"):
             lines.append(f"{name}: {outcomes}")
             lines.append(f"  suite error: {suite['error']}")
@@ -160,11 +171,17 @@ def _changes(suite: SuiteSection) -> list[str]:
     if deltas and len(moved) < len(deltas):
         still = len(deltas) - len(moved)
         failed = sum(r.get("outcome") == "failed" for r in suite.get("results", []))
-        # A mean within its CI says nothing of single cases: never "unchanged" beside failures.
-        lines.append(
-            f"  {still} metric x system means not significantly changed, but {failed} test(s) "
-            "failed a per-case gate (listed in pytest's summary)"
-            if failed
-            else f"  {still} metric x system pairs unchanged within their CIs"
-        )
+        same = sum(unchanged(d) for d in deltas if d not in moved)
+        # A mean within its CI says nothing of single cases: never "unchanged" beside failures;
+        # and "unchanged" only where every case is as in the baseline.
+        if failed:
+            lines.append(
+                f"  {still} metric x system means not significantly changed, but {failed} "
+                "test(s) failed a per-case gate (listed in pytest's summary)"
+            )
+        else:
+            parts = [f"{same} unchanged"] if same else []
+            if still - same:
+                parts.append(f"{still - same} changed within their CIs (not significant)")
+            lines.append(f"  metric x system pairs: {', '.join(parts)}")
     return lines

@@ -5,6 +5,14 @@ request's diff of it reads as "which number moved". Each file records the normal
 its numbers were made under (the kind's ``scoring_id``: for documents, the normalisation
 profile); a baseline made under another one is never compared. Each entry keeps the cache key of
 the output it was made from, so a later run can show what its output changed.
+
+Noisy metrics (`MetricSpec.noisy`: what computing an output cost, in seconds, requests, tokens
+and dollars) differ on every machine and every cold run; written into the file, a fresh CI
+runner's ``--doceval-update`` would "change" every entry. They stay out of it, unless a gate
+compares one with the baseline (a tolerance such as ``cpu_seconds = "+50%"``, or a suite gate;
+an absolute bound such as ``"<= 30"`` needs no baseline): then the entry keeps its recorded
+value until today's leaves that gate's tolerance of it (`NoiseBands`), so an entry is never
+changed by noise alone.
 """
 
 from __future__ import annotations
@@ -18,7 +26,9 @@ from typing import Any
 
 from pytest_doceval.atomic import write_json_atomic
 from pytest_doceval.errors import SuiteConfigError
-from pytest_doceval.gates import rounded
+from pytest_doceval.gates import Tolerance, rounded
+from pytest_doceval.kinds import Suite
+from pytest_doceval.metrics.spec import find_spec
 from pytest_doceval.rows import row_key
 
 BASELINE_SCHEMA = "doceval-baseline/1"
@@ -79,9 +89,47 @@ class BaselineChange:
         return f"{self.kind} {self.key}" + (f": {self.details}" if self.details else "")
 
 
-def _entry(row: Mapping[str, Any], today: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class NoiseBands:
+    """A suite's noisy metrics (`MetricSpec.noisy`) and, for each a gate compares with the
+    baseline, the tolerances of those gates: how far today's value may be from the
+    recorded one and still be the same number, noise."""
+
+    noisy: frozenset[str] = frozenset()  # noisy metrics the rows carry (names, not patterns)
+    gated: Mapping[str, tuple[Tolerance, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, suite: Suite, metrics: Iterable[str]) -> NoiseBands:
+        """The bands of `suite` for the metrics its rows carry (`metrics`)."""
+        specs = suite.all_metrics()
+        noisy = frozenset(m for m in metrics if (spec := find_spec(specs, m)) and spec.noisy)
+        tolerances: dict[str, list[Tolerance]] = {}
+        for metric, rules in suite.spec.case_gates.items():
+            tolerances.setdefault(metric, []).extend(r for r in rules if isinstance(r, Tolerance))
+        for gate in suite.spec.suite_gates:
+            tolerances.setdefault(gate.metric, []).append(gate.tolerance)
+        gated = {m: tuple(t) for m, t in tolerances.items() if t and m in noisy}
+        return cls(noisy, gated)
+
+    def kept(self, metric: str) -> bool:
+        """Whether the baseline records `metric`: every metric but a noisy one no gate
+        compares with the baseline."""
+        return metric not in self.noisy or metric in self.gated
+
+    def same(self, metric: str, recorded: float, today: float) -> bool:
+        """Whether today's value of a gated noisy metric is the recorded one up to noise:
+        within the narrowest of its gates' tolerances of it, either way."""
+        allowed = min(_allowance(t, recorded) for t in self.gated[metric])
+        return abs(rounded(today) - rounded(recorded)) <= rounded(allowed)
+
+
+def _allowance(tolerance: Tolerance, recorded: float) -> float:
+    return abs(recorded) * tolerance.amount if tolerance.relative else tolerance.amount
+
+
+def _entry(row: Mapping[str, Any], today: str, noise: NoiseBands) -> dict[str, Any]:
     entry = {
-        "metrics": {k: rounded(v) for k, v in sorted(row["metrics"].items())},
+        "metrics": {k: rounded(v) for k, v in sorted(row["metrics"].items()) if noise.kept(k)},
         "fingerprint": row.get("fingerprint", {}),
         "updated": today,
     }
@@ -99,6 +147,17 @@ def _describe(old: Mapping[str, float], new: Mapping[str, float]) -> str:
     return ", ".join(moved[:6]) + (f" (+{len(moved) - 6} more)" if len(moved) > 6 else "")
 
 
+def _keep_recorded_noise(
+    recorded: Mapping[str, float], today: dict[str, float], noise: NoiseBands
+) -> None:
+    """A gated noisy metric keeps its recorded value in `today` while today's is the same
+    number up to noise (`NoiseBands.same`)."""
+    for metric in noise.gated:
+        old, new = recorded.get(metric), today.get(metric)
+        if isinstance(old, int | float) and new is not None and noise.same(metric, old, new):
+            today[metric] = old
+
+
 def update_baseline(
     path: Path,
     *,
@@ -107,11 +166,15 @@ def update_baseline(
     rows: Iterable[Mapping[str, Any]],
     defined_keys: set[str],
     today: str | None = None,
+    noise: NoiseBands | None = None,
 ) -> list[BaselineChange]:
     """Write today's numbers for `rows` into the baseline at `path` (atomically) and drop the
     entries whose (case, system) no longer exists in the suite. Entries of tests that did not
-    run (deselected, errored) are kept. A scoring-id change replaces the whole file."""
+    run (deselected, errored) are kept. A scoring-id change replaces the whole file. `noise`
+    (`NoiseBands.of` the suite) keeps noisy metrics out, or at their recorded value while
+    within their gates' tolerance; without it every metric is recorded as it is."""
     today = today or dt.date.today().isoformat()
+    noise = noise or NoiseBands()
     old = load_baseline(path, suite=suite)
     kept = dict(old.entries) if old and old.scoring_id == scoring_id else {}
     entries = {k: v for k, v in kept.items() if k in defined_keys}
@@ -122,8 +185,10 @@ def update_baseline(
         )
     for row in sorted(rows, key=lambda r: (r["case"], r["system"])):
         key = row_key(row["case"], row["system"])
-        new = _entry(row, today)
+        new = _entry(row, today, noise)
         previous = entries.get(key)
+        if previous is not None:
+            _keep_recorded_noise(previous.get("metrics", {}), new["metrics"], noise)
         if previous is None:
             changes.append(BaselineChange(key, "added"))
         elif previous.get("metrics") != new["metrics"]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +21,25 @@ from pytest_doceval.kinds.registry import kind_class, make_suite
 from pytest_doceval.models.runtime import ModelRuntime
 from pytest_doceval.systems import SystemRegistry, build_registry
 
+RegisterSystems = Callable[[SystemRegistry], None]
+
 
 class SuiteCatalog:
-    def __init__(self, config: pytest.Config, project: ProjectConfig, models: ModelRuntime):
+    """`config`: the pytest run whose conftest hooks register systems. Outside a run
+    (``doceval suites``) there is none, and `register_systems` calls the conftests' hooks."""
+
+    def __init__(
+        self,
+        config: pytest.Config | None,
+        project: ProjectConfig,
+        models: ModelRuntime,
+        *,
+        register_systems: RegisterSystems | None = None,
+    ):
         self.config = config
         self.project = project
         self.models = models
+        self._register_systems = register_systems
         self._registry: SystemRegistry | None = None
         self._suites: dict[Path, Suite | DocevalError] = {}
         self._resolved: dict[Path, Path] = {}  # resolving costs syscalls on every test
@@ -36,13 +49,16 @@ class SuiteCatalog:
     @property
     def registry(self) -> SystemRegistry:
         if self._registry is None:
-            hook = self.config.hook
+            config, register = self.config, self._register_systems
 
             def from_conftest(registry: SystemRegistry) -> None:
                 # A refused registration (a one-argument factory, a name taken) fails every
                 # suite with its message, as a bad suite file does.
                 try:
-                    hook.pytest_doceval_register_systems(registry=registry)
+                    if config is not None:
+                        config.hook.pytest_doceval_register_systems(registry=registry)
+                    elif register is not None:
+                        register(registry)
                 except (TypeError, ValueError) as exc:
                     raise SuiteConfigError(f"pytest_doceval_register_systems: {exc}") from None
 
@@ -83,6 +99,8 @@ class SuiteCatalog:
         """Headline metrics of the kinds of the suites this run will collect (pytest-html
         builds its table header before collection, so they are read from the suite files)."""
         if self._columns is None:
+            if self.config is None:
+                return []
             columns: dict[str, None] = {}
             invoked = Path(self.config.invocation_params.dir)
             norecurse = self.config.getini("norecursedirs")

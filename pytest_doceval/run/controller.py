@@ -16,7 +16,7 @@ from pytest_doceval.metrics.spec import ordered_specs
 from pytest_doceval.results import MEASURED
 from pytest_doceval.rows import Row
 from pytest_doceval.run.analysis_cache import AnalysisCache
-from pytest_doceval.run.baselines import BaselineChange, update_baseline
+from pytest_doceval.run.baselines import BaselineChange, NoiseBands, update_baseline
 from pytest_doceval.run.case_gates import SuiteBaselines
 from pytest_doceval.store import Store
 
@@ -104,6 +104,7 @@ class Controller:
         shard_basis: str | None = None,
         empty_shard: str | None = None,
         interrupted: bool = False,
+        limit: int | None = None,
     ) -> bool:
         """Aggregate, write report and baselines, apply suite gates. True if a gate failed.
 
@@ -149,6 +150,7 @@ class Controller:
             shard=shard,
             shard_basis=shard_basis,
             interrupted=interrupted,
+            limit=limit,
         )
         write_report(report, json_path)
         self.summary_lines.append(f"doceval report: {self._shown(json_path)}")
@@ -228,6 +230,7 @@ class Controller:
                 scoring_id=suite.scoring_id,
                 rows=measured_rows,
                 defined_keys=defined,
+                noise=NoiseBands.of(suite, measured),
             )
             self._summarise_changes(suite.name, changes)
         elif unused:

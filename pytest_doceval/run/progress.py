@@ -79,20 +79,52 @@ def _seconds(value: float) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
-def status_line(snapshot: Snapshot, *, live: bool = False) -> str:
-    """`live`: the ETA first and the requests in flight (one entry per model) last, for a
-    live line cut at the terminal's width."""
+class Eta:
+    """The ETA of a run's status lines. The run's rate (`Snapshot.eta`: elapsed time per stage
+    worked, times the stages left) is taken when a stage finishes, and counted down from then
+    on, never below 0: taken afresh at every line, it grew with the elapsed time while one long
+    stage ran (nothing finishing, the rate falling), announcing a later end the longer the run
+    worked towards it."""
+
+    def __init__(self) -> None:
+        self._finished = -1  # stages finished when the estimate was taken
+        self._estimate: float | None = None
+        self._at = 0.0  # the run's elapsed seconds then
+
+    def __call__(self, snapshot: Snapshot) -> float | None:
+        if snapshot.finished != self._finished:
+            self._finished = snapshot.finished
+            self._estimate = snapshot.eta()
+            self._at = snapshot.elapsed
+            return self._estimate
+        if self._estimate is None:
+            return None
+        return max(0.0, self._estimate - (snapshot.elapsed - self._at))
+
+
+def _at_work(snapshot: Snapshot) -> str:
+    """What the run waits for: the model requests in flight (and queued) per model, or, with
+    none, the CPU stages (a parse, an OCR) -- not "none" while they run."""
+    models = sorted(set(snapshot.in_flight) | set(snapshot.queued))
+    if not models:
+        left = snapshot.total - snapshot.finished
+        return f"CPU stages at work ({left} left)" if left > 0 else "nothing at work"
     in_flight = ", ".join(
         f"{model} {snapshot.in_flight.get(model, 0)}"
         + (f" (+{snapshot.queued[model]} queued)" if snapshot.queued.get(model) else "")
-        for model in sorted(set(snapshot.in_flight) | set(snapshot.queued))
+        for model in models
     )
-    eta = snapshot.eta()
+    return f"requests in flight: {in_flight}"
+
+
+def status_line(snapshot: Snapshot, *, live: bool = False, eta: float | None = None) -> str:
+    """`live`: the ETA first and the requests in flight (one entry per model) last, for a
+    live line cut at the terminal's width. `eta`: seconds left (`Eta`), shown when given."""
     done = f"doceval: {snapshot.finished}/{snapshot.total} stages done"
-    requests = f"requests in flight: {in_flight or 'none'}"
     rest = [f"{snapshot.failed} error(s)", f"{_seconds(snapshot.elapsed)} elapsed"]
     until = [] if eta is None else [f"ETA {_seconds(eta)}"]
-    parts = [done, *until, *rest, requests] if live else [done, requests, *rest, *until]
+    work = _at_work(snapshot)
+    parts = [done, *until, *rest, work] if live else [done, work, *rest, *until]
     return ", ".join(parts)
 
 
@@ -118,9 +150,15 @@ class Totals:
     failed: int = 0
     cpu_seconds: float = 0.0
     requests: dict[str, int] = field(default_factory=dict)
+    # Of `stages`, those the start line counted (planned by then); the rest were planned after
+    # it: under xdist, the stages of tests one worker took over from another.
+    at_start: int = 0
 
     @classmethod
-    def of(cls, snapshot: Snapshot, requests: Mapping[str, int]) -> Totals:
+    def of(
+        cls, snapshot: Snapshot, requests: Mapping[str, int], start: Snapshot | None = None
+    ) -> Totals:
+        """The totals of one engine; `start` its snapshot when the start line was made."""
         return cls(
             snapshot.total,
             snapshot.finished,
@@ -128,10 +166,11 @@ class Totals:
             snapshot.failed,
             snapshot.cpu_seconds,
             dict(requests),
+            snapshot.total if start is None else start.total,
         )
 
     def add(self, other: Mapping[str, Any]) -> None:
-        for name in ("stages", "finished", "cached", "failed", "cpu_seconds"):
+        for name in ("stages", "finished", "cached", "failed", "cpu_seconds", "at_start"):
             setattr(self, name, getattr(self, name) + other.get(name, 0))
         for source, count in other.get("requests", {}).items():
             self.requests[source] = self.requests.get(source, 0) + count
@@ -141,8 +180,12 @@ class Totals:
 
 
 def summary_line(totals: Totals) -> str:
+    """The run's last line; its stage count is the start line's plus what was planned after
+    it, and says so (the two would otherwise disagree without a word)."""
+    later = totals.stages - totals.at_start
+    after = f"{totals.at_start} counted at the start, {later} planned later; " if later > 0 else ""
     return (
-        f"doceval: {totals.finished}/{totals.stages} stages ({totals.cached} from the "
+        f"doceval: {totals.finished}/{totals.stages} stages ({after}{totals.cached} from the "
         f"cache, {totals.failed} failed); {describe_requests(totals.requests)}; CPU stage "
         f"time {totals.cpu_seconds:.1f} s"
     )
@@ -168,6 +211,7 @@ class Progress:
         self.every = every
         self.clock = clock
         self._due = clock() + every
+        self.eta = Eta()
 
     def say(self, line: str) -> None:
         if self.write is not None:
@@ -184,5 +228,5 @@ class Progress:
         if self.clock() < self._due:
             return
         if snapshot.finished < snapshot.total and self.show is not None:
-            self.show(status_line(snapshot, live=self.live))
+            self.show(status_line(snapshot, live=self.live, eta=self.eta(snapshot)))
         self._due = self.clock() + self.every

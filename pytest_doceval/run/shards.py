@@ -9,6 +9,13 @@ its name. Either way the split depends only on the cases and the recorded durati
 shard job of a CI matrix computes the same one from the same report. A report records how it
 was split (`basis`), and ``doceval merge`` refuses shards split differently: a case would be
 in two of them, or in none.
+
+Which report: the one ``--doceval-shard-durations`` names; else the first report of a whole
+run among the run's own JSON report (``--doceval-json``) and the project root's
+``doceval-report.json``, where a whole run writes by default. A shard usually writes its own
+report (``--doceval-json shard-2.json``), which holds part of a run and is never used; the
+whole run before it is still in the project root. Every shard says which it used
+(`ShardPlan.line`): a matrix split on different bases would put a case in two shards.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -66,14 +74,65 @@ def recorded_durations(report: Mapping[str, Any]) -> dict[Case, float]:
     return durations
 
 
-def load_durations(path: Path) -> dict[Case, float]:
-    """`recorded_durations` of the report at `path`; empty when there is none or it cannot be
-    read (the split then goes by hash, and the report says so)."""
+class RecordedDurations(dict[Case, float]):
+    """Seconds per case from a whole run's report, and which report gave them (`source`;
+    None when none of the reports `tried` was one: the split goes by hash)."""
+
+    def __init__(
+        self,
+        seconds: Mapping[Case, float] | None = None,
+        *,
+        source: Path | None = None,
+        tried: Sequence[Path] = (),
+    ) -> None:
+        super().__init__(seconds or {})
+        self.source = source
+        self.tried = tuple(tried)
+
+
+def durations_reports(
+    given: Path | None, json_path: Path, project_report: Path
+) -> tuple[Path, ...]:
+    """Where a shard looks for a whole run's durations, in order (module docstring): only the
+    report `given` (``--doceval-shard-durations``) when there is one; else the run's own JSON
+    report, then the project root's."""
+    if given is not None:
+        return (given,)
+    return tuple(dict.fromkeys((json_path, project_report)))
+
+
+def load_durations(paths: Path | Sequence[Path]) -> RecordedDurations:
+    """`recorded_durations` of the first report in `paths` that is a whole run's; empty when
+    none is (missing, unreadable, a shard's), and the split then goes by hash."""
+    tried = (paths,) if isinstance(paths, Path) else tuple(paths)
+    for path in tried:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        durations = recorded_durations(data) if isinstance(data, dict) else {}
+        if durations:
+            return RecordedDurations(durations, source=path, tried=tried)
+    return RecordedDurations(tried=tried)
+
+
+def _shown(path: Path) -> str:
+    """A report's path as the user can open it from where pytest runs (no machine folder)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return {}
-    return recorded_durations(data) if isinstance(data, dict) else {}
+        return Path(os.path.relpath(path)).as_posix()
+    except ValueError:  # another drive
+        return path.as_posix()
+
+
+def how_split(durations: Mapping[Case, float]) -> str:
+    """The words for the basis of a split: which report's durations, or why by hash."""
+    source = getattr(durations, "source", None)
+    if durations and source is not None:
+        return f"balanced by the case durations in {_shown(source)}"
+    tried = [_shown(p) for p in getattr(durations, "tried", ())]
+    if not tried:
+        return "by a hash of the case names"
+    return f"by a hash of the case names (no whole run's report at {' or '.join(tried)})"
 
 
 def basis(durations: Mapping[Case, float]) -> str:
@@ -117,9 +176,8 @@ def select(
     dropped: list[T] = []
     for item, case in zip(items, cases, strict=True):
         (dropped if case is not None and shards[case] != mine else kept).append(item)
-    plan = ShardPlan(
-        shard, basis(durations), total=len(shards), selected=sum(k == mine for k in shards.values())
-    )
+    selected = sum(k == mine for k in shards.values())
+    plan = ShardPlan(shard, basis(durations), len(shards), selected, how_split(durations))
     return kept, dropped, plan
 
 
@@ -131,6 +189,7 @@ class ShardPlan:
     basis: str
     total: int
     selected: int
+    split: str = ""  # the basis in words (`how_split`)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -138,7 +197,8 @@ class ShardPlan:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ShardPlan:
         k, n = data["shard"]
-        return cls((int(k), int(n)), str(data["basis"]), int(data["total"]), int(data["selected"]))
+        counts = int(data["total"]), int(data["selected"])
+        return cls((int(k), int(n)), str(data["basis"]), *counts, str(data.get("split", "")))
 
     @property
     def empty(self) -> bool:
@@ -149,9 +209,18 @@ class ShardPlan:
     def label(self) -> str:
         return f"{self.shard[0]}/{self.shard[1]}"
 
-    def empty_line(self) -> str:
-        by = "by hash" if self.basis == HASH_BASIS else "by recorded durations"
+    def _split(self) -> str:
+        return self.split or ("by hash" if self.basis == HASH_BASIS else "by recorded durations")
+
+    def line(self) -> str:
+        """What the shard ran and the basis of the split: every shard of a matrix says it."""
         return (
-            f"doceval: shard {self.label} holds none of the run's {self.total} case(s) (split "
-            f"{by}); it wrote an empty report for doceval merge"
+            f"doceval: shard {self.label} ran {self.selected} of the run's {self.total} "
+            f"case(s), split {self._split()}"
+        )
+
+    def empty_line(self) -> str:
+        return (
+            f"doceval: shard {self.label} holds none of the run's {self.total} case(s), split "
+            f"{self._split()}; it wrote an empty report for doceval merge"
         )

@@ -193,7 +193,9 @@ class StageRun:
         engine, self.engine = self.engine, None
         if engine is not None:
             engine.close(cancel=interrupted)
-            self.totals.add(Totals.of(engine.snapshot(), self.models.request_counts()).to_dict())
+            start = self._start[0] if self._start is not None else None
+            totals = Totals.of(engine.snapshot(), self.models.request_counts(), start)
+            self.totals.add(totals.to_dict())
 
     def totals_dict(self) -> dict[str, Any]:
         return self.totals.to_dict()

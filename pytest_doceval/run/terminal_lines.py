@@ -6,7 +6,9 @@ Not on a TTY (a CI log, a pipe) every line stays, on a line of its own. On a TTY
 whose output could land on it) status lines are one *live* line: written below pytest's current
 line and rewritten in place (``\\r`` and erase-to-end-of-line). Before pytest writes again
 (`TerminalTurns`) the live line is erased and the cursor put back at the end of pytest's line,
-so pytest's output reads as if the live line had never been there. Lines that stay (the start
+so pytest's output reads as if the live line had never been there. A line that stays ends
+pytest's line of dots, which goes on below it as a line pytest wraps does, without the file's
+name again. Lines that stay (the start
 line) are written as lines. Writes come from the main thread (a plain run) or from the xdist
 controller's progress thread; one lock orders them with pytest's own writes.
 """
@@ -14,7 +16,6 @@ controller's progress thread; one lock orders them with pytest's own writes.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import threading
 from collections.abc import Generator, Iterator
@@ -96,10 +97,10 @@ class TerminalLines:
         with self.lock:
             self._erase()
             if self._resume is not None:
-                # The file's dots go on below our lines, after its path again: pytest writes
-                # a test's letter without looking at where its line is.
+                # The file's dots go on below our lines as on a line pytest wraps at the
+                # terminal's width: without the file's name again. Written again, a CI log read
+                # as one more file after every status line.
                 fspath, self._resume = self._resume, None
-                self.reporter.write(f"{os.path.relpath(fspath, self.reporter.startpath)} ")
                 self.reporter.currentfspath = fspath
             yield
 

@@ -50,6 +50,13 @@ class Collecting:
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
+        if self.session.options.limit is not None:  # a smoke run: the first N cases of each suite
+            from pytest_doceval.run.limit import first_cases
+
+            kept, limited = first_cases(items, case_of, self.session.options.limit)
+            if limited:
+                config.hook.pytest_deselected(items=limited)
+                items[:] = kept
         shard = self.session.options.shard
         if shard is None:
             return

@@ -111,6 +111,8 @@ class Reporting:
         session = self.session
         shard, plan = session.options.shard, session.shard_plan
         ran = not session.config.getoption("collectonly", False)
+        if plan is not None and ran and not plan.empty:
+            self.controller.summary_lines.append(plan.line())  # every shard says how it was split
         try:
             return self.controller.finish(
                 json_path=session.options.json_path,
@@ -119,9 +121,16 @@ class Reporting:
                 shard_basis=None if shard is None else shards.basis(session.shard_durations),
                 empty_shard=plan.empty_line() if plan is not None and plan.empty and ran else None,
                 interrupted=interrupted,
+                limit=session.options.limit,
             )
         finally:
             session.store.close()  # the suite analyses it kept
+
+    def pytest_report_header(self, config: pytest.Config) -> str:
+        from pytest_doceval.run.header import SUITES_FROM_PROJECT, suites_line
+
+        invoked = Path(config.invocation_params.dir)
+        return suites_line(config.args, invoked, configured=SUITES_FROM_PROJECT in config.stash)
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
         controller = self.controller

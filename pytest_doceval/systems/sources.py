@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.files import output_digest
+from pytest_doceval.registry import did_you_mean
 from pytest_doceval.systems.base import Parser
 from pytest_doceval.systems.registry import SystemEnv
 
@@ -48,10 +49,12 @@ def resolve_sources(
     saved: Callable[[str], SavedOutputs],
     *,
     reads: str,
+    saved_names: Callable[[], Iterable[str]] = tuple,
 ) -> tuple[dict[str, Source], list[str]]:
     """Each system's `Source`, in order, and notes; a `SuiteConfigError` for a name that is
     neither a registered parser nor has saved outputs. `reads` says what a parser reads
-    itself (``parses the PDFs``), for the note on saved outputs it leaves unread."""
+    itself (``parses the PDFs``), for the note on saved outputs it leaves unread;
+    `saved_names` lists the systems with saved outputs, asked only to suggest a misspelt name."""
     sources: dict[str, Source] = {}
     notes: list[str] = []
     for name in systems:
@@ -65,9 +68,11 @@ def resolve_sources(
                 )
             continue
         if not outputs.exist:
+            known = env.registry.names()
+            hint = did_you_mean(name, [*known, *saved_names()])
             raise SuiteConfigError(
-                f"{env.source}: unknown system {name!r}: not a registered parser (known: "
-                f"{', '.join(env.registry.names())}) and no {outputs.shown} of saved outputs"
+                f"{env.source}: unknown system {name!r}{hint}: not a registered parser (known: "
+                f"{', '.join(known)}) and no {outputs.shown} of saved outputs"
             )
         sources[name] = Source(name)
     return sources, notes

@@ -182,7 +182,7 @@ class TesseractParser(BuiltinParser):
     @property
     def reads(self) -> str:
         lang = self.settings["lang"]
-        return f"{lang!r} here: set [systems.tesseract] lang = \"kor+eng\" for Korean text"
+        return f'{lang!r} here: set [systems.tesseract] lang = "kor+eng" for Korean text'
 
     def read_image(self, image: bytes) -> str:
         """An image's text (an exam question's PNG), as Tesseract gives it."""

@@ -20,6 +20,7 @@ from pytest_doceval.errors import DocevalError
 PDF_NAME = "document.pdf"
 TRUTH_NAME = "truth.md"
 SOURCE_NAME = "source.tex"
+MARKDOWN_SOURCE_NAME = "source.md"  # what a case built from markdown was laid out from
 
 #: pandoc's markdown with every table form but pipe tables switched off, so a table row is a
 #: ``| a | b |`` line (a table pipe tables cannot express still comes out as HTML), and without

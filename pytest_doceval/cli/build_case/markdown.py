@@ -13,6 +13,7 @@ import pymupdf
 
 from pytest_doceval.atomic import write_bytes_atomic, write_text_atomic
 from pytest_doceval.cli.build_case.common import (
+    MARKDOWN_SOURCE_NAME,
     PDF_NAME,
     TRUTH_NAME,
     BuiltCase,
@@ -188,7 +189,7 @@ def _list_html(lines: list[str], i: int, ordered: bool) -> tuple[int, str]:
 
 
 def build_case_from_markdown(
-    markdown: str, out_dir: Path, *, title: str | None = None
+    markdown: str, out_dir: Path, *, title: str | None = None, keep_source: bool = True
 ) -> BuiltCase:
     """Lay out `markdown` on A4 pages with PyMuPDF and write it as a case.
 
@@ -196,7 +197,10 @@ def build_case_from_markdown(
     places page after page (2 cm margins, sans-serif 11 pt). Characters the base font lacks
     (Hangul, CJK) come from PyMuPDF's built-in fallback font, so the text layer holds them.
     ``truth.md`` is `markdown` exactly as given. `title`, when given, is the PDF's metadata
-    title only (it is not printed, so the page and the truth keep the same content).
+    title only (it is not printed, so the page and the truth keep the same content). With
+    `keep_source`, ``source.md`` keeps the markdown the PDF was laid out from, as a case built
+    from LaTeX keeps ``source.tex``: ``truth.md`` may be corrected later, and the case can
+    still be rebuilt from what made its PDF.
     """
     out_dir = Path(out_dir)
     label = out_dir / TRUTH_NAME
@@ -232,4 +236,6 @@ def build_case_from_markdown(
     out_dir = prepare_out_dir(out_dir, label)
     pdf_path = write_bytes_atomic(out_dir / PDF_NAME, pdf_bytes)
     truth_path = write_text_atomic(out_dir / TRUTH_NAME, markdown)
+    if keep_source:
+        write_text_atomic(out_dir / MARKDOWN_SOURCE_NAME, markdown)
     return BuiltCase(directory=out_dir, pdf=pdf_path, truth=truth_path, pages=page_count)

@@ -176,8 +176,15 @@ class DocumentsSuite(Suite):
         self.systems = system_list(table.get("systems"), spec.file)
         check_system_settings(spec.system_settings, self.systems, spec.file)
         self.sources, self._source_notes = resolve_sources(
-            systems_env, self.systems, self._saved, reads="parses each case's PDF"
+            systems_env,
+            self.systems,
+            self._saved,
+            reads="parses each case's PDF",
+            saved_names=self._saved_systems,
         )
+
+    def _saved_systems(self) -> set[str]:
+        return {p.stem for c in self.cases for p in (self.spec.path / c / OUTPUTS).glob("*.md")}
 
     def _saved(self, system: str) -> SavedOutputs:
         exist = any(self._output_path(case, system).is_file() for case in self.cases)

@@ -70,26 +70,29 @@ def delta_table(section: Mapping[str, Any]) -> list[PaperTable]:
     level = float(section.get("confidence", 0.95))
     table = PaperTable(
         "Track deltas (paired over the questions both tracks asked)",
-        ["Model", "Delta", "n", "Δ", f"{level:.0%} CI", "McNemar p", "Reading"],
-        align="llrrrrl",
+        ["Model", "Delta", "n", f"Δ [{level:.0%} CI]", "McNemar p", "Reading"],
+        align="llrrrl",
     )
+    readings: dict[str, str] = {}  # each delta's reading, once, in the notes: not every row
     for e in entries:
-        reading = str(e.get("interpretation") or "")
-        verdict = "supported" if e.get("supported") is True else "not supported"
+        delta = f"Δ({e.get('delta')})"
+        if e.get("interpretation"):
+            readings.setdefault(delta, str(e["interpretation"]))
+        value = f"{e['value']:+.3f}" if isinstance(e.get("value"), float) else "n/a"
         table.rows.append(
             [
                 Cell(str(e.get("model"))),
-                Cell(f"Δ({e.get('delta')})"),
+                Cell(delta),
                 Cell(str(e.get("n"))),
-                Cell(f"{e['value']:+.3f}" if isinstance(e.get("value"), float) else "n/a"),
-                Cell(f"[{number(e.get('ci_low'))}, {number(e.get('ci_high'))}]"),
+                Cell(f"{value} [{number(e.get('ci_low'))}, {number(e.get('ci_high'))}]"),
                 Cell(number(e.get("p_mcnemar"))),
-                Cell(f"{verdict} ({reading})" if reading else verdict),
+                Cell("supported" if e.get("supported") is True else "not supported"),
             ]
         )
     table.notes = [
         f"Δ(X−Y) = accuracy on track X − accuracy on track Y. A reading is supported when Δ > 0 "
         f"and McNemar p < {1 - level:.2g}.",
+        *[f"{delta}: {reading}." for delta, reading in readings.items()],
         interval_note(section, "the questions both tracks asked (paired)"),
     ]
     return [table]

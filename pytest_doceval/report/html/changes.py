@@ -18,6 +18,7 @@ from pytest_doceval.html.model import (
     changes,
     not_testable,
 )
+from pytest_doceval.rows import outcome_count
 
 # Worse first: a reviewer's first question is "what did this change break".
 _ORDER = {"worse": 0, "better": 1, "changed": 2}
@@ -104,9 +105,7 @@ def failing_tests(view: SuiteView) -> Markup:
         else Markup()
     )
     counts = {o: sum(rows[i].get("outcome") == o for i in failing) for o in FAILING}
-    words = ", ".join(
-        f"{n:,} {'errors' if o == 'error' and n != 1 else o}" for o, n in counts.items() if n
-    )
+    words = ", ".join(outcome_count(n, o) for o, n in counts.items() if n)
     return Markup('<h4>Tests that did not pass: {}</h4><ul class="failing">{}{}</ul>').format(
         words, Markup().join(items), rest
     )

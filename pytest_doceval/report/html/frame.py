@@ -22,6 +22,8 @@ from pytest_doceval.html.model import (
     total_outcomes,
 )
 from pytest_doceval.report.schema import Report
+from pytest_doceval.report.terminal import limited_line
+from pytest_doceval.rows import outcome_count
 
 _OUTCOME_CLASS = {"passed": "o-passed", "failed": "o-failed", "error": "o-error"}
 
@@ -55,12 +57,7 @@ def document(title: str, body: Markup, blobs: Markup) -> Markup:
 
 def outcome_phrase(counts: Mapping[str, int]) -> str:
     """``2 failed, 1 error, 5 passed``: pytest's words, pytest's numbers."""
-    words = {"error": ("error", "errors")}
-    parts = []
-    for outcome in ordered_outcomes(counts):
-        one, many = words.get(outcome, (outcome, outcome))
-        parts.append(f"{counts[outcome]:,} {one if counts[outcome] == 1 else many}")
-    return ", ".join(parts) or "no tests"
+    return ", ".join(outcome_count(counts[o], o) for o in ordered_outcomes(counts)) or "no tests"
 
 
 def title(views: Sequence[SuiteView]) -> str:
@@ -112,14 +109,23 @@ def facts_line(facts: Sequence[tuple[str, Any]]) -> Markup:
 
 def interrupted_banner(report: Report) -> Markup:
     """A run stopped early (Ctrl-C, ``-x``, a crash) wrote what it had: say so before any
-    number, since means, intervals and gates cover only the tests that ran."""
-    if report.get("interrupted") is not True:
-        return Markup()
-    return Markup(
-        '<div class="interrupted" role="alert"><b>This run was interrupted.</b> '
-        "The numbers below are partial: they cover only the tests that finished before it "
-        "stopped, so means, intervals, baseline deltas and gates are not the full suite's.</div>"
-    )
+    number, since means, intervals and gates cover only the tests that ran; so does a run
+    limited to the first cases of each suite."""
+    banner = Markup()
+    if report.get("interrupted") is True:
+        banner += Markup(
+            '<div class="interrupted" role="alert"><b>This run was interrupted.</b> '
+            "The numbers below are partial: they cover only the tests that finished before it "
+            "stopped, so means, intervals, baseline deltas and gates are not the full suite's."
+            "</div>"
+        )
+    limit = report.get("limit")
+    if isinstance(limit, int):
+        # A smoke run (--doceval-limit) is partial by design: said as plainly.
+        banner += Markup('<div class="interrupted" role="alert">{}</div>').format(
+            limited_line(limit)
+        )
+    return banner
 
 
 def outcome_badges(counts: Mapping[str, int]) -> Markup:

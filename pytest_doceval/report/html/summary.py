@@ -31,6 +31,7 @@ from pytest_doceval.html.model import (
     direction_label,
     failed_gates,
     not_testable,
+    unchanged,
 )
 from pytest_doceval.metrics.cost import cost_cell, cost_columns
 from pytest_doceval.report.terminal import TERMINAL_COLUMNS
@@ -38,14 +39,16 @@ from pytest_doceval.rows import FLAG_MARK, describe_flags
 
 
 def delta_title(delta: Mapping[str, Any], reading: Change, confidence: float) -> str:
-    word = {"worse": "worse", "better": "better", "same": "unchanged"}.get(
-        reading.verdict, "changed"
-    )
+    word = {"worse": "worse", "better": "better", "same": "changed"}.get(reading.verdict, "changed")
+    if unchanged(delta):
+        verdict = "unchanged: every case as in the baseline"
+    else:
+        verdict = f"{'significantly' if reading.significant else 'not significantly'} {word}"
     return (
         f"vs baseline {fmt(delta.get('baseline_mean'))}: {fmt_signed(delta.get('mean_diff'))} "
         f"{fmt_ci(delta)} {confidence:.0%} CI, n={fmt_int(delta.get('n'))}, "
         f"p(t)={fmt_p(delta.get('p_ttest'))}, p(Wilcoxon)={fmt_p(delta.get('p_wilcoxon'))}"
-        f" — {'significantly' if reading.significant else 'not significantly'} {word}"
+        f" — {verdict}"
     )
 
 
@@ -61,7 +64,11 @@ def _delta_html(delta: Mapping[str, Any], direction: str | None, confidence: flo
         '<span class="diff-mean">{}</span> <span class="diff-ci">{}</span> vs baseline'
     ).format(fmt_signed(delta.get("mean_diff")), fmt_ci(delta))
     if not reading.significant:
-        why = not_testable(delta.get("n")) or f"not significant at n = {fmt_int(delta.get('n'))}"
+        why = (
+            "unchanged"
+            if unchanged(delta)
+            else not_testable(delta.get("n")) or f"not significant at n = {fmt_int(delta.get('n'))}"
+        )
         return Markup(
             '<div class="delta {} ns" title="{}">{}<div class="why">{}</div></div>'
         ).format(reading.verdict, tip, numbers, why)
