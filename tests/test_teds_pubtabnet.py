@@ -331,7 +331,8 @@ def test_without_pandoc_a_markdown_table_is_a_clear_error(monkeypatch: pytest.Mo
 def test_a_span_that_is_no_integer_is_one_with_a_note() -> None:
     truth = '<table><tr><td colspan="x">a</td></tr></table>'
     score = score_tables(truth, "<table><tr><td>a</td></tr></table>", reading="pubtabnet")
-    assert score.metrics == {"table_teds": 1.0, "table_teds_s": 1.0}
+    teds = {m: score.metrics[m] for m in ("table_teds", "table_teds_s")}  # beside GriTS
+    assert teds == {"table_teds": 1.0, "table_teds_s": 1.0}
     # the reader's note, once
     assert score.notes == ["truth: HTML table 1: colspan='x' is not a positive integer: read as 1"]
 
@@ -351,7 +352,8 @@ def test_a_table_pandoc_does_not_write_scores_zero_with_a_note(
 
     monkeypatch.setattr(teds_pubtabnet, "_pandoc_html", lambda markdown: "<p>no table</p>")
     score = score_tables(PLAIN, "| a | b |\n|---|---|\n| 1 | 2 |", reading="pubtabnet")
-    assert score.metrics == {"table_teds": 0.0, "table_teds_s": 0.0}
+    teds = {m: score.metrics[m] for m in ("table_teds", "table_teds_s")}  # beside GriTS
+    assert teds == {"table_teds": 0.0, "table_teds_s": 0.0}
     assert score.notes == [
         "output: table 1 (pipe): pandoc reads no table in it: TEDS 0, as metric.py gives"
     ]
