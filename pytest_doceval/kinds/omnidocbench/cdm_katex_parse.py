@@ -160,9 +160,9 @@ def _frac_lookahead(
     if macro == "binom" and (found := _binom_from_chars(nodes, j1, text, items)) is not None:
         return found
     if _is_group(g1) and _is_group(g2):
-        numer = Node("ordgroup", convert(getattr(g1, "nodelist", None), text=text))
-        denom = Node("ordgroup", convert(getattr(g2, "nodelist", None), text=text))
-        items.append(Node("genfrac", GenFrac(macro != "binom", numer, denom)))
+        top = Node("ordgroup", convert(getattr(g1, "nodelist", None), text=text))
+        bottom = Node("ordgroup", convert(getattr(g2, "nodelist", None), text=text))
+        items.append(Node("genfrac", GenFrac(macro != "binom", top, bottom)))
         return j2 + 1
     if macro != "binom" or g1 is None or g2 is None:
         return None
@@ -240,11 +240,11 @@ def _lookahead(
         j1 = _skip_blank(nodes, i + 1)
         following = _at(nodes, j1)
         if _is_group(following):
-            body = convert(getattr(following, "nodelist", None), text=text)
+            inside = convert(getattr(following, "nodelist", None), text=text)
             if macro == "phantom":
-                items.append(Node("phantom", Body(nodes=body)))
+                items.append(Node("phantom", Body(nodes=inside)))
             else:
-                items.append(Node(macro, Body(node=Node("ordgroup", body))))
+                items.append(Node(macro, Body(node=Node("ordgroup", inside))))
             return j1 + 1
     if macro == "rule" and more:
         j1 = _skip_blank(nodes, i + 1)
@@ -442,7 +442,8 @@ def _macro(node: Any, *, text: bool) -> list[Item]:
         out = [Node("textord", "\\" + name)]
         for arg in args:
             out.extend(_arg_inline(arg, text))
-    if text and getattr(node, "macro_post_space", ""):
+    post_space: object = getattr(node, "macro_post_space", "")
+    if text and post_space:
         last = out[-1] if out else None
         if not (isinstance(last, Node) and last.type == "spacing" and last.value == " "):
             out.append(Node("spacing", " "))

@@ -225,15 +225,16 @@ def chunked_match(
     pairs: list[Pair] = []
     used: set[int] = set()
     for t, record in enumerate(truth_records):
-        c = assigned.get(t)
-        if c is None:
+        chosen = assigned.get(t)
+        if chosen is None:
             pairs.append(unmatched_truth[t])
             continue
-        edit = float(edits[t][c])
-        threshold = _threshold(record.norm) - (0.08 if record.formula != chunks[c].formula else 0)
+        edit = float(edits[t][chosen])
+        mismatch = record.formula != chunks[chosen].formula
+        threshold = _threshold(record.norm) - (0.08 if mismatch else 0)
         if edit <= max(0.25, threshold):
-            used.add(c)
-            pairs.append(_pair(record, chunks[c], edit))
+            used.add(chosen)
+            pairs.append(_pair(record, chunks[chosen], edit))
         else:
             pairs.append(unmatched_truth[t])
     pairs += [_pair(None, chunk, 1) for c, chunk in enumerate(chunks) if c not in used]

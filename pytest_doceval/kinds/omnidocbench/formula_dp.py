@@ -76,11 +76,12 @@ def hungarian_rows(inputs: FormulaInputs) -> list[Pair]:
     cost = np.ones((size, size), dtype=float)
     cost[n_gt:, n_pred:] = 0.0
     cost[:n_gt, :n_pred] = edit_matrix(inputs.lines.gt_norm, inputs.lines.pred_norm)
-    assignment = dict(zip(*linear_sum_assignment(cost), strict=True))
+    rows_, cols = linear_sum_assignment(cost)
+    assignment = {int(r): int(c) for r, c in zip(rows_, cols, strict=True)}
     rows = []
     for g in range(n_gt):
         p = assignment.get(g)
-        rows.append(formula_row(inputs, g, [int(p)] if p is not None and p < n_pred else None))
+        rows.append(formula_row(inputs, g, [p] if p is not None and p < n_pred else None))
     return rows
 
 

@@ -171,9 +171,9 @@ def lines_of(gt_blocks: Sequence[TruthBlock], pred_blocks: Sequence[PredBlock]) 
             gt_kind.append(block.kind)
     pred: list[str] = []
     norm_pred: list[str] = []
-    for block in pred_blocks:
-        norm = pred_norm(block)
-        if block.content and norm:
-            pred.append(block.content)
+    for predicted in pred_blocks:
+        norm = pred_norm(predicted)
+        if predicted.content and norm:
+            pred.append(predicted.content)
             norm_pred.append(norm)
     return Lines(gt, gt_norm, gt_kind, pred, norm_pred, gt_blocks, pred_blocks)

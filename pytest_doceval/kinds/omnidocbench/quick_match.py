@@ -364,7 +364,21 @@ def quick_match(
     page: Deadline = NEVER,
 ) -> QuickMatch:
     """Match a page's truth blocks with its predicted blocks (module docstring). `page` is
-    checked in the loops (`DeadlinePassed` propagates: the caller's fallback)."""
+    checked in the loops and once more at the end, so that a match finished past it is a
+    match stopped (`DeadlinePassed` propagates: the caller's fallback)."""
+    page.check()
+    found = _quick_match(truth, predicted, settings, split_predicted, page)
+    page.check()
+    return found
+
+
+def _quick_match(
+    truth: Sequence[TruthBlock],
+    predicted: Sequence[PredBlock],
+    settings: MatchSettings,
+    split_predicted: bool,
+    page: Deadline,
+) -> QuickMatch:
     truth = split_truth_formulas(truth)
     ordered = ordered_predictions(predicted)
     if split_predicted:

@@ -42,12 +42,20 @@ class ReadingOrder:
         return max(len(self.truth), len(self.predicted))
 
 
+def _order(position: Position) -> Any:
+    return position  # positions compare as OmniDocBench's do (numbers; a text would raise)
+
+
 def reading_order(rows: Sequence[Pair]) -> ReadingOrder | None:
     """The orders of these rows (module docstring), None when both are empty."""
     with_truth = [r for r in rows if r.gt_position != NO_POSITION]
-    placed = [(r.gt_position, r.pred_position) for r in with_truth if r.pred_position != ""]
-    truth = sorted(p for r in with_truth for p in r.gt_position if p)
-    predicted = [p for positions, _ in sorted(placed, key=lambda x: x[1]) for p in positions if p]
+    placed: list[tuple[tuple[Position, ...], Any]] = [
+        (r.gt_position, r.pred_position) for r in with_truth if r.pred_position != ""
+    ]
+    truth: list[Position] = sorted((p for r in with_truth for p in r.gt_position if p), key=_order)
+    predicted: list[Position] = [
+        p for positions, _ in sorted(placed, key=lambda x: x[1]) for p in positions if p
+    ]
     if not truth and not predicted:
         return None
     return ReadingOrder(truth, predicted)

@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,10 +120,12 @@ class Reference:
             return "+text-reference"
         return f"+text-reference@{self.commit[:7]}"
 
-    def note(self) -> str:
-        """The suite's note: which code made the text, formula and reading-order numbers."""
+    def note(self, shown: str | None = None) -> str:
+        """The suite's note: which code made the text, formula and reading-order numbers
+        (`shown`: the checkout's folder as the report shows it)."""
         head = (
-            f"text_edit, formula_edit, reading_order_edit: OmniDocBench's own code at {self.path}"
+            "text_edit, formula_edit, reading_order_edit: OmniDocBench's own code at "
+            f"{shown or self.path}"
         )
         if self.commit is None:
             return f"{head} (commit unknown: not a git checkout; expected {PINNED_COMMIT})"
@@ -157,7 +160,7 @@ class Reference:
                     "metrics": _METRICS_CONFIG,
                 }
                 try:
-                    with contextlib.chdir(root), _quiet(), _latex_in_process():
+                    with contextlib.chdir(root), _quiet(), _latex_in_process(), _no_warnings():
                         dataset = pipeline.dataset(config)
                         (root / "result").mkdir()  # where its metric writes
                         for element, metric_config in _METRICS_CONFIG.items():
@@ -227,6 +230,14 @@ def _load(checkout: Path) -> _Pipeline:
 
 
 def _import(checkout: Path) -> _Pipeline:
+    # Its modules hold invalid escape sequences and call deprecated pandas: warnings about
+    # another project's code, which the user can do nothing about, are not shown.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _import_quietly(checkout)
+
+
+def _import_quietly(checkout: Path) -> _Pipeline:
     loaded = sys.modules.get("src")
     if loaded is not None and not _is_under(loaded, checkout):
         raise OmniDocBenchReferenceError(
@@ -288,6 +299,13 @@ def _quiet() -> Iterator[None]:
         contextlib.redirect_stdout(sink),
         contextlib.redirect_stderr(sink),
     ):
+        yield
+
+
+@contextlib.contextmanager
+def _no_warnings() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         yield
 
 

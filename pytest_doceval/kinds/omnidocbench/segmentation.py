@@ -109,7 +109,8 @@ def _html_paragraph_text(text: str) -> str:
     for tag in soup.find_all("br"):
         tag.replace_with("\n")
     for tag in soup.find_all(["div", "dir", "p", "li"]):
-        if not tag.contents or tag.contents[-1] != "\n":
+        last = tag.contents[-1] if tag.contents else None
+        if not (isinstance(last, str) and last == "\n"):
             tag.append("\n")
     extracted = soup.get_text(separator="").replace("\xa0", " ")
     extracted = re.sub(r"[ \t]*\n[ \t]*", "\n", extracted)
