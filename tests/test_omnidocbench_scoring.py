@@ -4,8 +4,6 @@ with OmniDocBench's own code is in test_omnidocbench_parity.py)."""
 
 from __future__ import annotations
 
-import copy
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -5,9 +5,10 @@ pdflatex and rasterised by PyMuPDF.
 
 * `cdm_tools`: the tools this machine has (pdflatex and its version, the LaTeX packages the
   templates load, PyMuPDF's version), or why CDM cannot run, naming the Debian packages.
-* `canary`: run once before any page (an engine stage every page's CDM needs): a formula scored
-  against itself must give 1.0 with every token's colour found, in Latin and in Chinese; else
-  the suite's CDM fails loudly with the cause, rather than scoring every formula 0.
+* `canary`: run once before any page (an engine stage every page's CDM needs): formulas of
+  letters and digits scored against themselves must give 1.0 with every token's colour found
+  in the image, in Latin and in Chinese; else the suite's CDM fails loudly with the cause,
+  rather than scoring every formula 0.
 * `page_cdm`: the CDM stage's call for one page (its matched formulas' scores, as JSON text).
 """
 
@@ -44,9 +45,11 @@ DEBIAN_PACKAGES: Final = (
     "texlive-latex-base texlive-latex-recommended texlive-latex-extra "
     "texlive-fonts-recommended latex-cjk-chinese latex-cjk-chinese-arphic-gkai00mp"
 )
+# Letters and digits only: every token prints solid pixels of its colour (a thin stroke --
+# a minus, a fraction bar -- may lose its colour to anti-aliasing, in OmniDocBench's CDM too).
 CANARY_FORMULAS: Final = (
-    r"\frac{a^{2}+b_{1}}{\sqrt{x-y}}=\sum_{i=0}^{n}\alpha_{i}\cdot\left(\beta+\gamma\right)",
-    r"\text{面积}=\pi r^{2}",
+    r"x^{2} y_{1} abc ABC 789 \alpha \beta \gamma \Omega",
+    r"\text{面积} S_{k} Q",
 )
 
 
