@@ -306,9 +306,10 @@ def test_generated_predictions() -> None:
             predictions[reference.image_name(renamed)] = make(truth_blocks(page), rng)
     matches = assert_matcher_equal(pages, predictions)
     taken = {f.split(" ")[0] for m in matches.values() for f in m.log.fallbacks}
+    candidates = {m.log.formula_candidate for m in matches.values()} - {None}
     # The generated pages reach the text-span fallback and formula candidates besides the
     # text matcher's own (the deadlines are the next test's).
-    assert "text_span" in taken and "formula_candidate" in taken, taken
+    assert "text_span" in taken and len(candidates) >= 2, (taken, candidates)
 
 
 def test_a_few_generated_variants() -> None:

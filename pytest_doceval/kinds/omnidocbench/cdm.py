@@ -18,7 +18,7 @@ import json
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any, Final
@@ -167,19 +167,26 @@ def canary(pdflatex: str) -> str:
     return "ok"
 
 
-def page_cdm(page: Mapping[str, Any], _canary: str, prediction: str) -> str:
-    """The CDM stage's call for one page: its display formulas matched (`page_match`) and
-    each one's `FormulaCdm`, as JSON text (`_canary`: the canary stage's output, needed
-    first so that a broken TeX fails every page loudly)."""
+def page_cdm(page: Mapping[str, Any], part: int, parts: int, _canary: str, prediction: str) -> str:
+    """The CDM stage's call for one share of a page: its display formulas matched
+    (`page_match`) and the `FormulaCdm` of each formula whose row index is `part` modulo
+    `parts`, as JSON text ``[[index, cdm], ...]`` (a page's formulas render in several stages,
+    side by side; `_canary`: the canary stage's output, needed first so that a broken TeX
+    fails every page loudly)."""
     from pytest_doceval.kinds.omnidocbench.page_match import match_page
 
     pdflatex = _tools().pdflatex
     rows = match_page(page, prediction).formulas
-    return json.dumps([asdict(formula_cdm(row.cdm, pdflatex)) for row in rows])
+    mine = [(i, row) for i, row in enumerate(rows) if i % parts == part]
+    return json.dumps([[i, asdict(formula_cdm(row.cdm, pdflatex))] for i, row in mine])
 
 
-def read_page_cdm(text: str) -> list[FormulaCdm]:
-    return [FormulaCdm(**row) for row in json.loads(text)]
+def read_page_cdm(shares: Sequence[str]) -> list[FormulaCdm]:
+    """A page's `FormulaCdm`s in row order from its CDM stages' outputs."""
+    found = {int(i): FormulaCdm(**row) for text in shares for i, row in json.loads(text)}
+    if sorted(found) != list(range(len(found))):
+        raise DocevalError(f"the CDM stages scored rows {sorted(found)}, not every row once")
+    return [found[i] for i in range(len(found))]
 
 
 def stage_identity() -> Mapping[str, str]:

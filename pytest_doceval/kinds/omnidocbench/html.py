@@ -132,11 +132,11 @@ def leaderboard(key: str, value: Any, view: SuiteView) -> Markup:
     taken = [
         [system, kind, name, str(pages)]
         for system, entry in systems.items()
-        for kind in ("fallbacks", "deadlines")
+        for kind in ("fallbacks", "deadlines", "formula_candidates")
         for name, pages in mapping(entry.get(kind)).items()
     ]
     if taken:
-        html += Markup("<h4>Fallbacks and deadlines (pages)</h4>") + html_table(
+        html += Markup("<h4>Fallbacks, deadlines and formula candidates (pages)</h4>") + html_table(
             ["system", "what", "which", "pages"], taken
         )
     missing = [

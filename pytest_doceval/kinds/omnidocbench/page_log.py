@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 
 @dataclass
 class PageLog:
-    """One page's fallbacks (OmniDocBench's names) and deadlines hit, in the order taken."""
+    """One page's fallbacks (OmniDocBench's names) and deadlines hit, in the order taken, and
+    the display-formula candidate kept when it is not the text matcher's own."""
 
     fallbacks: list[str] = field(default_factory=list)
     deadlines: list[str] = field(default_factory=list)
+    formula_candidate: str | None = None
 
 
 _OPEN: ContextVar[PageLog | None] = ContextVar("omnidocbench_page_log", default=None)

@@ -15,8 +15,8 @@ reading-order scores.
    (`reading_order`). A formula row whose prediction is text (and not taken as a formula for
    CDM) joins the text rows.
 
-What the page took beyond the plain path (a deadline's fallback, a text-span replacement, a
-formula candidate other than the text matcher's own) is in `PageMatch.log`.
+What the page took beyond the plain path (a deadline's fallback, a text-span replacement, and
+the formula candidate kept when it is not the text matcher's own) is in `PageMatch.log`.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def match_page(
         if truth_formulas or pool:
             formulas, chosen = best_formula_rows(truth_formulas, pool, formulas, settings)
             if chosen not in (None, "current_match"):
-                note_fallback(f"formula_candidate {chosen}")
+                log.formula_candidate = chosen
         rows = [FormulaRow(p, cdm_inputs(p)) for p in formulas]
         text = [p for p in text if p.gt_kind not in IGNORED_TEXT]
         tables = table_rows(in_reading_order(elements.get("table", [])), segmented)

@@ -78,3 +78,31 @@ def leaderboard_table(section: Mapping[str, Any]) -> list[PaperTable]:
         notes.append("Over fewer pages than the suite has: " + "; ".join(short) + ".")
     table.notes = notes
     return [table]
+
+
+def leaderboard_lines(section: Mapping[str, Any]) -> list[str]:
+    """The terminal's leaderboard rows, per system (and tier): OmniDocBench's columns and
+    scales; where Overall is n/a, the one-line reason (the suite's CDM note names what to
+    install)."""
+    boards = section.get("omnidocbench") or {}
+    if not isinstance(boards, Mapping):
+        return []
+    lines = []
+    for system, entry in boards.items():
+        tiers = entry.get("by_tier") or {}
+        rows = [(f"{system} ({t})", tiers[t]) for t in TIERS if t in tiers] or [
+            (str(system), {**(entry.get("leaderboard") or {}), "pages": entry.get("pages", 0)})
+        ]
+        for name, numbers in rows:
+            cells = " | ".join(
+                f"{title} {cell_text(numbers, metric, scale)}" for title, metric, scale in COLUMNS
+            )
+            lines.append(f"leaderboard {name}: {cells} ({numbers.get('pages', 0)} pages)")
+        if "overall" not in (entry.get("leaderboard") or {}):
+            missing = [
+                m
+                for m in ("text_edit", "formula_cdm", "table_teds")
+                if m not in (entry.get("leaderboard") or {})
+            ]
+            lines.append(f"  Overall n/a: no {', '.join(missing)} (see the notes above)")
+    return lines

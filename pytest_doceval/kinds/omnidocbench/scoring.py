@@ -37,6 +37,8 @@ from pytest_doceval.kinds.omnidocbench.annotations import (
 )
 from pytest_doceval.kinds.omnidocbench.cdm_inputs import CdmInputs
 from pytest_doceval.kinds.omnidocbench.edit_scores import EditScore, edit_scores
+from pytest_doceval.kinds.omnidocbench.formula_lines import split_truth_formulas
+from pytest_doceval.kinds.omnidocbench.lines import TruthBlock
 from pytest_doceval.kinds.omnidocbench.markdown_tables import predicted_tables
 from pytest_doceval.kinds.omnidocbench.matched_block import MatchedBlock
 from pytest_doceval.kinds.omnidocbench.page_match import PageMatch, match_page
@@ -82,6 +84,7 @@ class PageScore:
     formula_page: bool = False  # the truth has a display formula: CDM counts the page (0 if none)
     fallbacks: tuple[str, ...] = ()  # the matcher's fallbacks taken (`page_log`)
     deadlines: tuple[str, ...] = ()  # the deadlines it passed
+    formula_candidate: str | None = None  # the formula match kept, when not the text match's
 
 
 def _order(element: Mapping[str, Any]) -> int | None:
@@ -178,6 +181,17 @@ def _native_text(
     return match, metrics, counts, blocks
 
 
+def formula_lines(page: Mapping[str, Any]) -> int:
+    """How many truth formula lines the page has (multi-line formulas split as the matcher
+    splits them): about how many formulas CDM renders for it (0 for an annotation the matcher
+    cannot read; its test says why)."""
+    try:
+        blocks = [TruthBlock.of(e) for e in truth_elements(page).get("equation_isolated", [])]
+        return len(split_truth_formulas(blocks))
+    except (OmniDocBenchInputError, *_MATCHER_FAILURES):
+        return 0
+
+
 def has_display_formula(page: Mapping[str, Any]) -> bool:
     """Whether OmniDocBench counts the page for CDM (a display formula not ignored)."""
     return any(
@@ -223,6 +237,7 @@ def score_page(
         formula_page=has_display_formula(page),
         fallbacks=tuple(match.log.fallbacks),
         deadlines=tuple(match.log.deadlines),
+        formula_candidate=match.log.formula_candidate,
     )
 
 

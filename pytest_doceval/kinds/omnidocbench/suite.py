@@ -63,11 +63,12 @@ from pytest_doceval.kinds.omnidocbench.cdm import (
     read_page_cdm,
 )
 from pytest_doceval.kinds.omnidocbench.identity import ScorerIdentity, annotations_sha256
-from pytest_doceval.kinds.omnidocbench.paper import leaderboard_table
+from pytest_doceval.kinds.omnidocbench.paper import leaderboard_lines, leaderboard_table
 from pytest_doceval.kinds.omnidocbench.reference import PINNED_COMMIT, checkout_of
 from pytest_doceval.kinds.omnidocbench.scoring import (
     PageScore,
     cdm_page,
+    formula_lines,
     has_display_formula,
     score_page,
 )
@@ -93,6 +94,8 @@ from pytest_doceval.systems import Parser, SystemEnv
 from pytest_doceval.systems.staged import parse_stages
 
 OUTPUTS = "outputs"
+CDM_RESULT = "cdm/"  # the plan's results "cdm/0", "cdm/1", ...: a page's CDM shares
+CDM_SHARES = 4
 
 
 def _edit(what: str, metric: str) -> MetricSpec:
@@ -134,6 +137,7 @@ class OmniDocBenchSuite(Suite):
     }
     analyses = (LeaderboardAnalysis(),)
     paper_tables: ClassVar[tuple[TableBuilder, ...]] = (leaderboard_table,)
+    terminal_lines = (leaderboard_lines,)
     html_views: ClassVar[Mapping[str, ViewRenderer]] = {"blocks": html.blocks}
     html_analyses: ClassVar[Mapping[str, AnalysisRenderer]] = {"omnidocbench": html.leaderboard}
 
@@ -278,32 +282,38 @@ class OmniDocBenchSuite(Suite):
         if isinstance(self.cdm, CdmTools) and has_display_formula(page.annotation):
             cdm = self._cdm_stages(ref, page, stages[-1].key)
             stages += cdm
-            results["cdm"] = cdm[-1].key
+            results |= {f"{CDM_RESULT}{k}": stage.key for k, stage in enumerate(cdm[1:])}
         return Plan(tuple(stages), results)
 
     def _cdm_stages(self, ref: CaseRef, page: Page, output: str) -> list[Stage]:
+        """The canary, then the page's CDM in shares of its formulas (about three each, four
+        shares at most), so that one page of many formulas renders on every core."""
         tools = self.cdm
         assert isinstance(tools, CdmTools)
         what = {"cdm": CDM_REVISION, "tools": tools.identity()}
         check = CpuStage(
             key=cache_key({**what, "stage": "canary"}, CDM_REVISION),
-            label="CDM canary (a formula against itself)",
+            label="CDM canary (formulas against themselves)",
             call=canary,
             args=(tools.pdflatex,),
             fingerprint={**what, "stage": "canary"},
             scoring=True,
         )
+        parts = max(1, min(CDM_SHARES, (formula_lines(page.annotation) + 2) // 3))
         page_key = json.dumps(page.annotation, sort_keys=True, ensure_ascii=False)
-        scores = CpuStage(
-            key=cache_key({**what, "page": page_key}, output),
-            label=f"CDM of page {page.image} ({ref.system})",
-            call=page_cdm,
-            args=(dict(page.annotation),),
-            needs=(check.key, output),
-            fingerprint={**what, "stage": "page"},
-            scoring=True,
-        )
-        return [check, scores]
+        shares: list[Stage] = [
+            CpuStage(
+                key=cache_key({**what, "page": page_key, "share": f"{part}/{parts}"}, output),
+                label=f"CDM of page {page.image} ({ref.system}), share {part + 1} of {parts}",
+                call=page_cdm,
+                args=(dict(page.annotation), part, parts),
+                needs=(check.key, output),
+                fingerprint={**what, "stage": "page"},
+                scoring=True,
+            )
+            for part in range(parts)
+        ]
+        return [check, *shares]
 
     def evaluate(self, ref: CaseRef, results: StageResults, ctx: RunContext) -> CaseResult:
         page = self.pages[ref.case]
@@ -334,9 +344,11 @@ class OmniDocBenchSuite(Suite):
             "prediction": self.shown(source),
             "fallbacks": list(score.fallbacks),
             "deadlines": list(score.deadlines),
+            "formula_candidate": score.formula_candidate,
         }
-        if "cdm" in results:
-            notes += self._cdm(results["cdm"], score, metrics, counts, details)
+        shares = [results[name] for name in results.outputs if name.startswith(CDM_RESULT)]
+        if shares:
+            notes += self._cdm(shares, score, metrics, counts, details)
         notes += [n for n in score.notes if n not in notes]
         if not metrics:
             notes.append(
@@ -355,7 +367,7 @@ class OmniDocBenchSuite(Suite):
 
     def _cdm(
         self,
-        output: str,
+        shares: list[str],
         score: PageScore,
         metrics: dict[str, float],
         counts: dict[str, dict[str, float]],
@@ -363,7 +375,7 @@ class OmniDocBenchSuite(Suite):
     ) -> list[str]:
         """The page's formula_cdm from its CDM stage's scores (notes: formulas that did not
         compile, and scores the alternative prediction gave)."""
-        rows = read_page_cdm(output)
+        rows = read_page_cdm(shares)
         if len(rows) != len(score.formulas):
             raise DocevalError(
                 f"the CDM stage scored {len(rows)} formulas, the page has {len(score.formulas)}"

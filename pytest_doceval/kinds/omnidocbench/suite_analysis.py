@@ -57,11 +57,13 @@ def page_score_of(row: Mapping[str, Any]) -> PageScore:
 @dataclass(frozen=True)
 class LeaderboardAnalysis:
     """``{system: {"pages", "pages_not_scored", "not_scored", "leaderboard", "by_tier",
-    "by_attribute", "fallbacks", "deadlines"}}``: the leaderboard's numbers over the system's
-    measured pages, per tier (``Base``, ``Hard``, ``Full``; empty where no tier is known) and
-    per group of OmniDocBench's page split (``language: english``, ``layout: single_column``,
-    each special issue; groups in sorted order, each with its page count); the pages not scored
-    with their reasons; pages per fallback and per deadline."""
+    "by_attribute", "fallbacks", "deadlines", "formula_candidates"}}``: the leaderboard's
+    numbers over the system's measured pages, per tier (``Base``, ``Hard``, ``Full``; empty
+    where no tier is known) and per group of OmniDocBench's page split (``language:
+    english``, ``layout: single_column``, each special issue; groups in sorted order, each
+    with its page count); the pages not scored with their reasons; pages per fallback, per
+    deadline, and per display-formula candidate kept other than the text matcher's own
+    (OmniDocBench logs each as ``[formula-match-candidate]``)."""
 
     key: str = "omnidocbench"
 
@@ -87,6 +89,7 @@ class LeaderboardAnalysis:
             tiers: dict[str, list[PageScore]] = {}
             fallbacks: dict[str, int] = {}
             deadlines: dict[str, int] = {}
+            candidates: dict[str, int] = {}
             scores = []
             for row in pages:
                 score = page_score_of(row)
@@ -101,6 +104,8 @@ class LeaderboardAnalysis:
                     fallbacks[str(name)] = fallbacks.get(str(name), 0) + 1
                 for what in dict.fromkeys(details.get("deadlines") or []):
                     deadlines[str(what)] = deadlines.get(str(what), 0) + 1
+                if chosen := details.get("formula_candidate"):
+                    candidates[str(chosen)] = candidates.get(str(chosen), 0) + 1
             skipped = not_scored.get(system, {})
             out[system] = {
                 "pages": len(scores),
@@ -114,6 +119,7 @@ class LeaderboardAnalysis:
                 },
                 "fallbacks": dict(sorted(fallbacks.items())),
                 "deadlines": dict(sorted(deadlines.items())),
+                "formula_candidates": dict(sorted(candidates.items())),
             }
         return out
 
