@@ -147,11 +147,7 @@ class OmniDocBenchSuite(Suite):
         self.annotations = self._path("annotations", "OmniDocBench.json")
         self.images = self._path("images", "images")
         self.reference = checkout_of(spec.table.get("reference"), spec.path, spec.file)
-        pages = load_pages(
-            self.annotations,
-            spec.file,
-            lambda path: self.shown(path, spec.table.get("annotations")),
-        )
+        pages = load_pages(self.annotations, spec.file, self.shown)
         base = self._base_pages(spec.table.get("base_pages"))
         self.pages: dict[str, Page] = {p.case: p.with_tier(base) for p in pages}
         self.systems = self._check_systems(spec.table.get("systems"))
@@ -166,18 +162,21 @@ class OmniDocBenchSuite(Suite):
             cdm=self.cdm.identity() if isinstance(self.cdm, CdmTools) else "off",
         )
 
-    def shown(self, path: Path, written: object = None) -> str:
+    def shown(self, path: Path) -> str:
         """`path` as reports show it: relative to the project's root (with ``..`` where it
-        lies beside it), or, outside the project, as the user wrote it when that was absolute
-        (`written`: the ``suite.toml`` value); never this machine's folders otherwise."""
+        lies beside it), or as the user wrote it where ``suite.toml`` gives an absolute path
+        (``annotations``, ``images``, ``reference``) it lies in; never this machine's folders
+        otherwise."""
         normal = Path(os.path.normpath(path))
         try:
             relative = os.path.relpath(normal, self.root)
         except ValueError:  # another drive (Windows)
             return str(normal)
-        if relative.startswith("..") and isinstance(written, str) and Path(written).is_absolute():
-            return os.path.normpath(written)
-        return relative
+        if not relative.startswith(".."):
+            return relative
+        given = [self.spec.table.get(k) for k in ("annotations", "images", "reference")]
+        absolute = [os.path.normpath(g) for g in given if isinstance(g, str) and os.path.isabs(g)]
+        return str(normal) if any(normal.is_relative_to(a) for a in absolute) else relative
 
     def _path(self, key: str, default: str) -> Path:
         value = self.spec.table.get(key, default)
@@ -246,8 +245,8 @@ class OmniDocBenchSuite(Suite):
     def describe(self) -> dict[str, object]:
         tiers = sorted({p.tier for p in self.pages.values() if p.tier})
         return {
-            "annotations": self.shown(self.annotations, self.spec.table.get("annotations")),
-            "images": self.shown(self.images, self.spec.table.get("images")),
+            "annotations": self.shown(self.annotations),
+            "images": self.shown(self.images),
             "pages": len(self.pages),
             "listed_attributes": listed_attributes(list(self.pages.values())),
             "tiers": tiers,
@@ -258,8 +257,7 @@ class OmniDocBenchSuite(Suite):
         """The systems' notes, which code made the text numbers, and why CDM is off if it is."""
         notes = list(self._notes)
         if self.reference is not None:
-            written = self.spec.table.get("reference")
-            notes.append(self.reference.note(self.shown(self.reference.path, written)))
+            notes.append(self.reference.note(self.shown(self.reference.path)))
         if not isinstance(self.cdm, CdmTools):
             notes.append(cdm_note(self.cdm))
         return notes
