@@ -21,17 +21,25 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import omnidocbench_reference as reference
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from PIL import Image
 
 from pytest_doceval.kinds.omnidocbench import cdm as cdm_module
 from pytest_doceval.kinds.omnidocbench.cdm import CdmUnavailable, canary, cdm_tools, formula_cdm
 from pytest_doceval.kinds.omnidocbench.cdm_colour import coloured, normalised_tokens
 from pytest_doceval.kinds.omnidocbench.cdm_inputs import CdmInputs
-from pytest_doceval.kinds.omnidocbench.cdm_match import cdm_score
-from pytest_doceval.kinds.omnidocbench.cdm_render import render
+from pytest_doceval.kinds.omnidocbench.cdm_match import (
+    MIN_SAMPLES,
+    RESIDUAL,
+    TRIALS,
+    cdm_score,
+    ransac_inliers,
+)
+from pytest_doceval.kinds.omnidocbench.cdm_render import cropped, render
 from pytest_doceval.kinds.omnidocbench.cdm_tokenize import tokenize_latex
 from pytest_doceval.kinds.omnidocbench.page_match import match_page
 from pytest_doceval.kinds.omnidocbench.scoring import cdm_page, leaderboard, score_page
@@ -236,6 +244,68 @@ def test_cdm_of_formula_pairs_equals_omnidocbenchs() -> None:
     pairs = [*CDM_PAIRS, *[(formulas[i], formulas[i + 1]) for i in range(0, 8, 2)]]
     for gt, pred in pairs:
         assert _our_f1(gt, pred) == _reference_f1(gt, pred), (gt, pred)
+
+
+@st.composite
+def _point_pairs(draw: Any) -> tuple[Any, Any]:
+    """Token centres and their matches on a coarse grid: a scaled, shifted copy with outliers,
+    or two halves each moved its own way with a little noise, so that trials tie on the inlier
+    count and the residual decides (or ties too, where the same pair is drawn twice)."""
+    count = draw(st.integers(3, 40))
+    grid = st.integers(0, 12).map(lambda v: v * 25.0)
+    src = np.array([[draw(grid), draw(grid)] for _ in range(count)])
+    scales = st.sampled_from([1.0, 0.5, 1.25, 2.0])
+    dst = draw(scales) * src + np.array([draw(grid), draw(grid)])
+    if draw(st.booleans()):
+        half = slice(0, count // 2)
+        dst[half] = draw(scales) * src[half] + np.array([draw(grid), draw(grid)])
+        noise = st.integers(-3, 3).map(float)
+        dst += np.array([[draw(noise), draw(noise)] for _ in range(count)])
+    else:
+        for k in draw(st.lists(st.integers(0, count - 1), max_size=count)):
+            dst[k] = [draw(grid), draw(grid)]
+    return src, dst
+
+
+@given(_point_pairs())
+@settings(max_examples=60, deadline=None)
+def test_ransac_equals_omnidocbenchs(points: tuple[Any, Any]) -> None:
+    """Every trial fitted at once gives its loop's inliers, ties broken as there."""
+    src, dst = points
+    ransac = _theirs("src.metrics.cdm.modules.ransac").ransac
+    transform = _theirs("src.metrics.cdm.modules.visual_matcher").SimpleAffineTransform
+    _, theirs = ransac((src, dst), transform, MIN_SAMPLES, RESIDUAL, max_trials=TRIALS)
+    ours = ransac_inliers(src, dst)
+    assert (ours is None) == (theirs is None)
+    if ours is not None:
+        assert ours.tolist() == theirs.tolist()
+
+
+@given(
+    st.integers(1, 40),
+    st.integers(1, 40),
+    st.lists(
+        st.tuples(st.integers(0, 39), st.integers(0, 39), st.sampled_from([0, 120, 250, 254])),
+        max_size=6,
+    ),
+    st.sampled_from([1, 8]),  # with 0 its crop of one pixel is empty and cannot be saved
+)
+@settings(max_examples=80, deadline=None)
+def test_cropping_equals_omnidocbenchs(
+    height: int, width: int, marks: list[tuple[int, int, int]], pad: int
+) -> None:
+    """Pillow's L image decides what is white (254 in one channel still is): the crop is its
+    crop_image's, which reads and rewrites a PNG."""
+    image = np.full((height, width, 3), 255, dtype=np.uint8)
+    for y, x, value in marks:
+        image[y % height, x % width, (y + x) % 3] = value
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "page.png"
+        Image.fromarray(image).save(path)
+        assert _theirs("src.metrics.cdm.modules.latex2bbox_color").crop_image(str(path), pad)
+        with Image.open(path) as done:
+            theirs = np.asarray(done.convert("RGB"))
+    assert np.array_equal(cropped(image, pad), theirs)
 
 
 @needs_tex

@@ -21,6 +21,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from importlib import metadata
+from pathlib import PurePath
 from typing import Any, Final
 
 from pytest_doceval.errors import DocevalError
@@ -87,26 +89,28 @@ def cdm_tools() -> CdmTools | str:
     except (OSError, subprocess.SubprocessError) as exc:
         return f"pdflatex ({pdflatex}) does not run: {exc}"
     kpsewhich = shutil.which("kpsewhich")
-    missing = [f for f in REQUIRED_FILES if kpsewhich is None or not _found(kpsewhich, f)]
+    found = _found(kpsewhich, list(REQUIRED_FILES)) if kpsewhich else set()
+    missing = [f for f in REQUIRED_FILES if f not in found]
     if missing:
         packages = sorted({REQUIRED_FILES[f] for f in missing})
         return (
             f"TeX Live lacks {', '.join(missing)}, which CDM's templates load (Debian: apt-get "
             f"install {' '.join(packages)})"
         )
-    import pymupdf
+    # The version from the package's metadata: importing PyMuPDF here would load its layout
+    # models where pymupdf_layout is installed (over a second), on warm runs too.
+    return CdmTools(pdflatex, version, f"PyMuPDF {metadata.version('pymupdf')}")
 
-    return CdmTools(pdflatex, version, f"PyMuPDF {pymupdf.__version__}")
 
-
-def _found(kpsewhich: str, name: str) -> bool:
+def _found(kpsewhich: str, names: list[str]) -> set[str]:
+    """Which of `names` TeX Live finds: one kpsewhich call, which prints a path per file found."""
     try:
         done = subprocess.run(
-            [kpsewhich, name], capture_output=True, text=True, timeout=30, check=False
+            [kpsewhich, *names], capture_output=True, text=True, timeout=30, check=False
         )
     except (OSError, subprocess.SubprocessError):
-        return False
-    return bool(done.stdout.strip())
+        return set()
+    return {PurePath(line.strip()).name for line in done.stdout.splitlines() if line.strip()}
 
 
 def _tools() -> CdmTools:

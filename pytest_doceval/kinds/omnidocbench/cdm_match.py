@@ -120,48 +120,48 @@ def matched_pairs(
     return [(int(a), int(b)) for a, b in zip(rows, cols, strict=True)], token
 
 
-class _Scaling:
-    """``SimpleAffineTransform``: a translation and one scale about the points' centre."""
+def _scalings(
+    src: NDArray[np.float64], dst: NDArray[np.float64], samples: NDArray[np.intp]
+) -> NDArray[np.float64]:
+    """``SimpleAffineTransform`` fitted to each sample (rows of `samples`) and its residual
+    on every pair, shape (samples, pairs): a translation and one scale about the centre.
 
-    def __init__(self) -> None:
-        self.translation = np.zeros(2)
-        self.scale = 1.0
-
-    def estimate(self, src: NDArray[np.float64], dst: NDArray[np.float64]) -> None:
-        src_centre, dst_centre = np.mean(src, axis=0), np.mean(dst, axis=0)
-        self.translation = dst_centre - src_centre
-        src_spread = np.linalg.norm(src - src_centre, axis=1)
-        dst_spread = np.linalg.norm(dst - dst_centre, axis=1)
-        self.scale = np.mean(dst_spread) / (np.mean(src_spread) + 1e-10)
-
-    def residuals(self, src: NDArray[np.float64], dst: NDArray[np.float64]) -> NDArray[np.float64]:
-        centre = np.mean(src, axis=0)
-        moved = self.scale * (src - centre) + centre + self.translation
-        out: NDArray[np.float64] = np.sqrt(np.sum((moved - dst) ** 2, axis=1))
-        return out
+    The operations are its own, in its order, on a batch: each number equals its one-sample
+    computation's to the bit (numpy adds a few rows in order along either axis).
+    """
+    picked_src, picked_dst = src[samples], dst[samples]  # (samples, k, 2)
+    src_centre, dst_centre = picked_src.mean(axis=1), picked_dst.mean(axis=1)
+    translation = dst_centre - src_centre
+    src_spread = np.linalg.norm(picked_src - src_centre[:, None, :], axis=2)
+    dst_spread = np.linalg.norm(picked_dst - dst_centre[:, None, :], axis=2)
+    scale = np.mean(dst_spread, axis=1) / (np.mean(src_spread, axis=1) + 1e-10)
+    centre = np.mean(src, axis=0)
+    moved = scale[:, None, None] * (src - centre) + centre + translation[:, None, :]
+    out: NDArray[np.float64] = np.sqrt(np.sum((moved - dst) ** 2, axis=2))
+    return out
 
 
 def ransac_inliers(src: NDArray[np.float64], dst: NDArray[np.float64]) -> NDArray[np.bool_] | None:
-    """``ransac``: the most pairs one model explains (ties: the least residual), or None."""
+    """``ransac``: the most pairs one model explains (ties: the least residual, then the
+    earliest trial), or None. Its trials' samples are drawn in its order from its seeded
+    generator, then every trial's model is fitted at once (`_scalings`)."""
     rng = np.random.default_rng(SEED)
     indices = np.arange(src.shape[0])
+    samples = np.array(
+        [rng.choice(indices, size=MIN_SAMPLES, replace=False) for _ in range(TRIALS)]
+    )
+    residuals = _scalings(src, dst, samples)
+    inliers = residuals < RESIDUAL
+    counts = np.count_nonzero(inliers, axis=1)
+    most = int(counts.max())
+    if most == 0:
+        return None
     best: NDArray[np.bool_] | None = None
-    best_count, best_residual = 0, np.inf
-    for _ in range(TRIALS):
-        sample = rng.choice(indices, size=MIN_SAMPLES, replace=False)
-        model = _Scaling()
-        try:
-            model.estimate(src[sample], dst[sample])
-        except Exception:  # as its loop: a sample that cannot be fitted is skipped
-            continue
-        residuals = np.asarray(model.residuals(src, dst))
-        inliers = residuals < RESIDUAL
-        count = int(np.count_nonzero(inliers))
-        if count == 0:
-            continue
-        total = float(np.sum(residuals[inliers]))
-        if count > best_count or (count == best_count and total < best_residual):
-            best, best_count, best_residual = inliers, count, total
+    best_residual = np.inf
+    for trial in np.flatnonzero(counts == most):  # in trial order, as its loop meets them
+        total = float(np.sum(residuals[trial][inliers[trial]]))
+        if total < best_residual:
+            best, best_residual = inliers[trial], total
     return best
 
 

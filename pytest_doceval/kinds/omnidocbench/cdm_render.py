@@ -270,9 +270,20 @@ def rasterised(pdf: bytes, all_pages: bool) -> NDArray[np.uint8] | None:
 def cropped(image: NDArray[np.uint8], pad: int = 8) -> NDArray[np.uint8]:
     """``crop_image``: to the non-white pixels of its grey image (Pillow's ``L``: a pixel
     light enough rounds to white), with `pad` to spare; 10x10 when all is white."""
-    r, g, b = (image[:, :, c].astype(np.uint32) for c in range(3))
-    grey = (r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16
-    ys, xs = np.nonzero(grey != 255)
+    # Only a pixel with a channel below 255 can be grey below 255 (pure white is 255 in L), and
+    # a formula covers little of its page: the grey image is made within those pixels' box.
+    # (A comparison and `any` over whole rows: numpy's `min` over the 3 channels is 40x slower.)
+    coloured = image != 255
+    rows = np.flatnonzero(coloured.reshape(coloured.shape[0], -1).any(axis=1))
+    columns = np.flatnonzero(coloured.any(axis=0).any(axis=1))
+    ys = xs = np.empty(0, dtype=np.intp)
+    if len(rows):
+        top, left = int(rows[0]), int(columns[0])
+        box = image[top : int(rows[-1]) + 1, left : int(columns[-1]) + 1]
+        r, g, b = (box[:, :, c].astype(np.uint32) for c in range(3))
+        grey = (r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16
+        ys, xs = np.nonzero(grey != 255)
+        ys, xs = ys + top, xs + left
     if len(ys) == 0:
         x0, y0, x1, y1 = 0, 0, 10, 10
     else:
