@@ -264,9 +264,9 @@ def test_a_bad_reference_is_a_load_error(tmp_path: Path, value: str, message: st
 
 
 def test_a_checkout_at_another_commit_gets_its_own_scoring_id(tmp_path: Path) -> None:
-    assert Reference(tmp_path, "9dc1dec" + "0" * 33).scoring_suffix == "+text-reference"
+    assert Reference(tmp_path, "9dc1dec" + "0" * 33).identity == "reference"
     other = Reference(tmp_path, "abcdef0123456789")
-    assert other.scoring_suffix == "+text-reference@abcdef0"
+    assert other.identity == "reference@abcdef0"
     assert "not the pinned 9dc1dec" in other.note()
 
 

@@ -2,11 +2,11 @@
 
 An ``omnidocbench`` suite with ``reference = "<folder>"`` (a clone of OmniDocBench at the pinned
 commit, its Python requirements installed) gets ``text_edit``, ``formula_edit`` and
-``reading_order_edit`` from OmniDocBench's own code rather than from a reimplementation (ours
-does not exist yet: its text matcher, ``quick_match``, is thousands of lines of searches and
-fallbacks). `Reference.score` runs, for one page, what its ``configs/end2end.yaml`` runs for a
-whole dataset: ``End2EndDataset`` (``match_method: quick_match``, its timeouts and fallbacks)
-on a one-page ground-truth file and a one-file prediction folder in a temporary directory, then
+``reading_order_edit`` from OmniDocBench's own code rather than from the package's port of its
+text matcher (`page_match`): an opt-in cross-check of the port. `Reference.score` runs, for
+one page, what its ``configs/end2end.yaml`` runs for a whole dataset: ``End2EndDataset``
+(``match_method: quick_match``, its timeouts and fallbacks) on a one-page ground-truth file and
+a one-file prediction folder in a temporary directory, then
 its ``Edit_dist`` metric on the ``text_block``, ``display_formula`` and ``reading_order``
 samples, called as ``End2EndEval`` calls it, and reads back its per-page values (its
 ``*_per_page_edit.json``) and its matched samples (the sums and the pairs behind them).
@@ -112,13 +112,13 @@ class Reference:
     commit: str | None
 
     @property
-    def scoring_suffix(self) -> str:
-        """What the scoring id adds for numbers made by this checkout: the commit when it is
-        known to differ from the pinned one, so that its numbers never compare with the
-        pinned commit's."""
+    def identity(self) -> str:
+        """Who made the text numbers, for the scorer's identity: ``reference``, with the
+        commit when it is known to differ from the pinned one, so that its numbers never
+        compare with the pinned commit's."""
         if self.commit is None or self.commit.startswith(PINNED_COMMIT):
-            return "+text-reference"
-        return f"+text-reference@{self.commit[:7]}"
+            return "reference"
+        return f"reference@{self.commit[:7]}"
 
     def note(self, shown: str | None = None) -> str:
         """The suite's note: which code made the text, formula and reading-order numbers

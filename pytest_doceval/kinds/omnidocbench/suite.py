@@ -64,7 +64,7 @@ from pytest_doceval.kinds.omnidocbench.cdm import (
 )
 from pytest_doceval.kinds.omnidocbench.identity import ScorerIdentity, annotations_sha256
 from pytest_doceval.kinds.omnidocbench.paper import leaderboard_lines, leaderboard_table
-from pytest_doceval.kinds.omnidocbench.reference import PINNED_COMMIT, checkout_of
+from pytest_doceval.kinds.omnidocbench.reference import checkout_of
 from pytest_doceval.kinds.omnidocbench.scoring import (
     PageScore,
     cdm_page,
@@ -202,12 +202,7 @@ class OmniDocBenchSuite(Suite):
         return cdm_tools()
 
     def _text_path(self) -> str:
-        if self.reference is None:
-            return "native"
-        commit = self.reference.commit
-        if commit is None or commit.startswith(PINNED_COMMIT):
-            return "reference"
-        return f"reference@{commit[:7]}"
+        return "native" if self.reference is None else self.reference.identity
 
     def _check_systems(self, systems: object) -> list[str]:
         file = self.spec.file
