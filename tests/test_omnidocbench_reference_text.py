@@ -334,6 +334,29 @@ def test_a_missing_dependency_is_an_error_of_each_test_naming_it(
 # -- end to end ---------------------------------------------------------------------------------
 
 
+STAND_INS = """
+import sys
+sys.path.insert(0, {tests!r})
+import omnidocbench_reference
+omnidocbench_reference._stand_in_modules()  # its GPL/LGPL imports, as the harness stands in
+"""
+
+
+def test_omnidocbench_warnings_do_not_reach_the_users_output(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its modules compiled afresh (invalid escapes) and run (deprecated calls): nothing of it
+    in the run's output (issue 37)."""
+    pytester.makepyprojecttoml('[tool.doceval]\nsuites = ["cases"]\n')
+    pytester.makeconftest(STAND_INS.format(tests=str(Path(__file__).resolve().parent)))
+    _suite_toml(pytester.path / "cases" / "odb", str(harness.ODB))
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(pytester.path / "pycache"))
+    result = pytester.runpytest_subprocess("--doceval", "-W", "always::DeprecationWarning")
+    result.assert_outcomes(passed=2)
+    output = result.stdout.str() + result.stderr.str()
+    assert "warnings summary" not in output and "DeprecationWarning" not in output, output
+
+
 def test_pytest_doceval_rows_carry_the_references_numbers(pytester: pytest.Pytester) -> None:
     pytester.makepyprojecttoml('[tool.doceval]\nsuites = ["cases"]\n')
     _suite_toml(pytester.path / "cases" / "odb", str(harness.ODB))

@@ -248,6 +248,23 @@ def test_a_saved_prediction_is_scored_and_its_row_carries_the_sums(tmp_path: Pat
     assert isinstance(stage, CpuStage) and stage.saved_file and stage.fingerprint is None
 
 
+def test_a_page_with_nothing_scored_says_so_in_a_note(tmp_path: Path) -> None:
+    """Only a header (a category OmniDocBench ignores): no metric, and the row says why rather
+    than passing silently (issue 37)."""
+    header = {"category_type": "header", "text": "Journal of Things", "order": 1, "anno_id": 0}
+    only = {
+        "layout_dets": [header],
+        "page_info": {"image_path": "h.jpg", "page_attribute": {}},
+        "extra": {"relation": []},
+    }
+    folder = tmp_path / "odb"
+    suite = build(write(folder, [only]))
+    (folder / "outputs" / "saved" / "h.md").write_text("Some text.", encoding="utf-8")
+    result = evaluate(suite, CaseRef("h", "saved"))
+    assert result.metrics == {}
+    assert any(n.startswith("no metric: the page has no text block") for n in result.notes)
+
+
 @pytest.mark.usefixtures("faked")
 def test_missing_and_empty_predictions(tmp_path: Path) -> None:
     folder = tmp_path / "odb"
