@@ -8,8 +8,9 @@ or its Python dependencies are absent, and the tests skip on that.
 Three of the peer's imports are stood in for here, without changing any number it computes:
 - ``Levenshtein`` (GPL-2.0) by rapidfuzz's Levenshtein (MIT), the same C++ distance that the
   ``Levenshtein`` package itself wraps;
-- ``func_timeout`` (LGPL-3.0) by a direct call: the demo pages match in seconds, far below the
-  420 s page timeout, so the timeout branch is never taken either way;
+- ``func_timeout`` (LGPL-3.0) by a direct call that counts as timed out when it took longer than
+  its timeout (as the kill would have; the demo pages match far below 420 s, and a test sets a
+  tiny timeout to make its fallback run);
 - ``evaluate`` (Hugging Face, for BLEU/METEOR, which `end2end.yaml` does not ask for) and
   ``matplotlib`` (radar charts) by empty modules, when they are not installed.
 Its LaTeX-to-text conversion (pylatexenc, for inline math in text) also runs in-process
@@ -27,10 +28,12 @@ import json
 import os
 import sys
 import tempfile
+import time
 import types
+import warnings
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +67,13 @@ def _stand_in_modules() -> None:
         def func_timeout(
             timeout: float, func: Any, args: tuple[Any, ...] = (), kwargs: Any = None
         ) -> Any:
-            return func(*args, **(kwargs or {}))
+            # The call runs to its end; one that took longer than `timeout` counts as stopped
+            # (what func_timeout's kill would have done), so a test can make a page time out.
+            started = time.monotonic()
+            result = func(*args, **(kwargs or {}))
+            if time.monotonic() - started > timeout:
+                raise FunctionTimedOut()
+            return result
 
         ft.FunctionTimedOut = FunctionTimedOut  # type: ignore[attr-defined]
         ft.func_timeout = func_timeout  # type: ignore[attr-defined]
@@ -96,20 +105,22 @@ def load() -> dict[str, Any]:
         from loguru import logger
 
         logger.remove()  # its per-page INFO lines would flood the test output
-        from src.core import pipeline_eval  # noqa: F401  (registers end2end_eval)
-        from src.core.registry import (
-            DATASET_REGISTRY,
-            EVAL_TASK_REGISTRY,
-            load_default_registrations,
-        )
+        # Its modules hold invalid escape sequences: their warnings are its own, not ours.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from src.core import pipeline_eval  # noqa: F401  (registers end2end_eval)
+            from src.core.registry import (
+                DATASET_REGISTRY,
+                EVAL_TASK_REGISTRY,
+                load_default_registrations,
+            )
 
-        load_default_registrations()
+            load_default_registrations()
+            from src.core.matching import match_gt2pred_simple
+            from src.core.preprocess import md_tex_filter, normalized_table
+            from src.metrics.table_metric import TEDS
     except ImportError as exc:
         raise Unavailable(f"OmniDocBench reference's dependencies missing: {exc}") from exc
-    from src.core.matching import match_gt2pred_simple
-    from src.core.preprocess import md_tex_filter, normalized_table
-    from src.metrics.table_metric import TEDS
-
     _LOADED.update(
         dataset=DATASET_REGISTRY,
         task=EVAL_TASK_REGISTRY,
@@ -182,6 +193,7 @@ class ReferenceRun:
     pages: Mapping[str, Mapping[str, float]]  # image name -> our metric name -> value
     leaderboard: Mapping[str, float]
     samples: Mapping[str, list[dict[str, Any]]]  # element -> the reference's matched samples
+    fallbacks: Mapping[str, frozenset[str]] = field(default_factory=dict)  # reason -> pages
 
 
 @contextlib.contextmanager
@@ -201,13 +213,46 @@ def _image_name(sample: Mapping[str, Any]) -> str:
     return "_".join(img_id.split("_")[:-1])
 
 
-def run(pages: Sequence[Mapping[str, Any]], predictions: Mapping[str, str | None]) -> ReferenceRun:
+def same_rasteriser() -> None:
+    """Make the reference's CDM rasterise as ours does (PyMuPDF at 200 dpi, on white) instead of
+    calling ImageMagick 7's ``magick``, which Debian does not ship: its CDM code, our pixels."""
+    import importlib
+
+    from PIL import Image
+
+    from pytest_doceval.kinds.omnidocbench.cdm_render import rasterised
+
+    module = importlib.import_module("src.metrics.cdm.modules.latex2bbox_color")
+
+    def convert(pdf: str, png: str, timeout_sec: float = 30, all_pages: bool = False) -> bool:
+        image = rasterised(Path(pdf).read_bytes(), all_pages)
+        if image is None:
+            return False
+        Image.fromarray(image).save(png)
+        return True
+
+    module.convert_pdf2img = convert
+    os.environ["CDM_SAVE_VIS"] = "0"
+
+
+def run(
+    pages: Sequence[Mapping[str, Any]],
+    predictions: Mapping[str, str | None],
+    dataset: Mapping[str, Any] | None = None,
+    *,
+    tables: bool = True,
+    cdm: bool = False,
+) -> ReferenceRun:
     """Run End2EndDataset (quick_match) and End2EndEval on `pages`.
 
     `predictions` maps an image name to its markdown (None: no prediction file, as the
-    reference scores a missing file: an empty page).
+    reference scores a missing file: an empty page); `dataset` overrides keys of the dataset
+    configuration (its timeouts); `tables` False leaves TEDS out (faster), `cdm` True adds its
+    CDM (one worker, `same_rasteriser`).
     """
     registries = load()
+    if cdm:
+        same_rasteriser()
     with tempfile.TemporaryDirectory(prefix="odb-ref-") as tmp:
         root = Path(tmp)
         gt_path = root / "gt.json"
@@ -218,13 +263,18 @@ def run(pages: Sequence[Mapping[str, Any]], predictions: Mapping[str, str | None
             if markdown is not None:
                 stem = os.path.splitext(image_name)[0]
                 (pred_dir / f"{stem}.md").write_text(markdown, encoding="utf-8")
+        metrics: dict[str, Any] = {
+            "text_block": {"metric": ["Edit_dist"]},
+            "display_formula": {"metric": ["Edit_dist", *(["CDM"] if cdm else [])]},
+            "table": {"metric": ["TEDS", "Edit_dist"], "teds_workers": 1, "timeout_sec": 0},
+            "reading_order": {"metric": ["Edit_dist"]},
+        }
+        if cdm:
+            metrics["display_formula"]["cdm_workers"] = 1
+        if not tables:
+            del metrics["table"]
         cfg = {
-            "metrics": {
-                "text_block": {"metric": ["Edit_dist"]},
-                "display_formula": {"metric": ["Edit_dist"]},
-                "table": {"metric": ["TEDS", "Edit_dist"], "teds_workers": 1, "timeout_sec": 0},
-                "reading_order": {"metric": ["Edit_dist"]},
-            },
+            "metrics": metrics,
             "dataset": {
                 "dataset_name": "end2end_dataset",
                 "ground_truth": {"data_path": str(gt_path)},
@@ -235,6 +285,7 @@ def run(pages: Sequence[Mapping[str, Any]], predictions: Mapping[str, str | None
                 "match_timeout_sec": 420,
                 "timeout_fallback_max_chunk_span": 10,
                 "timeout_fallback_order_penalty": 0.10,
+                **(dataset or {}),
             },
         }
         with (
@@ -244,9 +295,15 @@ def run(pages: Sequence[Mapping[str, Any]], predictions: Mapping[str, str | None
             contextlib.redirect_stderr(quiet),
         ):
             dataset = registries["dataset"].get("end2end_dataset")(cfg)
-            table_pages = set(dataset.gt_pages_by_element.get("table", ()))
+            table_pages = set(dataset.gt_pages_by_element.get("table", ()) if tables else ())
+            formula_pages = set(dataset.gt_pages_by_element.get("display_formula", ()))
+            taken = dataset.match_debug_info.get("text_match_fallback_pages", {})
+            fallbacks = {str(k): frozenset(v) for k, v in taken.items()}
             registries["task"].get("end2end_eval")(dataset, cfg["metrics"], str(gt_path), "ref")
             result = json.loads((root / "result" / "ref_metric_result.json").read_text("utf-8"))
+            summary_file = root / "result" / "ref_run_summary.json"
+            summary = json.loads(summary_file.read_text("utf-8")) if summary_file.is_file() else {}
+            overall = (summary.get("notebook_metric_summary") or {}).get("overall_notebook")
             samples = {
                 element: json.loads(
                     (root / "result" / f"ref_{element}_result.json").read_text("utf-8")
@@ -270,8 +327,15 @@ def run(pages: Sequence[Mapping[str, Any]], predictions: Mapping[str, str | None
         for image_name, value in per_page_edit[element].items():
             if value is not None and value == value:  # NaN: the page had no characters at all
                 per_page[image_name][metric] = float(value)
+    if cdm:
+        formulas: dict[str, list[float]] = defaultdict(list)
+        for sample in samples["display_formula"]:
+            formulas[_image_name(sample)].append(float(sample["metric"]["CDM"]))
+        for image_name in formula_pages:
+            found = formulas.get(image_name, [])
+            per_page[image_name]["formula_cdm"] = sum(found) / len(found) if found else 0.0
     tables: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for sample in samples["table"]:
+    for sample in samples.get("table", []):
         scores = sample.get("metric", {})
         tables[_image_name(sample)].append((scores["TEDS"], scores["TEDS_structure_only"]))
     for image_name, pairs in tables.items():
@@ -291,16 +355,23 @@ def run(pages: Sequence[Mapping[str, Any]], predictions: Mapping[str, str | None
         return float(node) if isinstance(node, int | float) else None
 
     board = {
+        "text_edit_whole": pick("text_block", "all", "Edit_dist", "edit_whole"),
+        "formula_edit_whole": pick("display_formula", "all", "Edit_dist", "edit_whole"),
+        "reading_order_edit_whole": pick("reading_order", "all", "Edit_dist", "edit_whole"),
         "text_edit": pick("text_block", "all", "Edit_dist", "ALL_page_avg"),
         "formula_edit": pick("display_formula", "all", "Edit_dist", "ALL_page_avg"),
+        "formula_cdm": pick("display_formula", "page", "CDM", "ALL"),
         "table_teds": pick("table", "page", "TEDS", "ALL"),
         "table_teds_s": pick("table", "page", "TEDS_structure_only", "ALL"),
         "reading_order_edit": pick("reading_order", "all", "Edit_dist", "ALL_page_avg"),
     }
+    if overall is not None:
+        board["overall"] = float(overall)  # its leaderboard's Overall (the notebook's cell 2)
     return ReferenceRun(
         pages=dict(per_page),
         leaderboard={k: v for k, v in board.items() if v is not None},
         samples=samples,
+        fallbacks=fallbacks,
     )
 
 

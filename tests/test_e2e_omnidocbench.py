@@ -2,7 +2,9 @@
 ``../shared/peers``; skipped without it) with the model predictions it ships as a precomputed
 system, plain and under xdist; its rows against `score_page`, its analysis against `leaderboard`
 and the framework's summary against both; labels, views, the HTML and paper table; baselines and
-gates; bad input; and RapidOCR reading the 18 page images cold."""
+gates; bad input; RapidOCR reading the 18 page images cold; CDM as stages (canary, shares, the
+cache) with Overall in the report and the terminal; the shipped example suite; and no machine
+folder in any report field where the suite's paths are relative (issue 37)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from typing import Any
 import pytest
 
 from pytest_doceval.cli import main as doceval
+from pytest_doceval.config import load_suite_spec
+from pytest_doceval.kinds.omnidocbench.cdm import cdm_tools
 from pytest_doceval.kinds.omnidocbench.scoring import (
     PAGE_METRICS,
     SCORING_ID,
@@ -22,8 +26,10 @@ from pytest_doceval.kinds.omnidocbench.scoring import (
     leaderboard,
     score_page,
 )
+from pytest_doceval.kinds.registry import make_suite
 from pytest_doceval.metrics.cost import COST_METRICS
 from pytest_doceval.store import Store, stored_output
+from pytest_doceval.systems import build_registry
 from tests.conftest import WORKERS, read_report
 
 pytest_plugins = ["pytester"]
@@ -46,16 +52,18 @@ def stem(page: dict[str, Any]) -> str:
     return Path(page["page_info"]["image_path"]).stem
 
 
-def write_demo_suite(root: Path, systems: list[str], extra: str = "") -> Path:
+def write_demo_suite(root: Path, systems: list[str], extra: str = "", cdm: bool = False) -> Path:
     """The demo set as a suite: the benchmark's annotation file and images where they lie
-    (absolute paths), the shipped predictions as the precomputed system ``demo``."""
+    (absolute paths), the shipped predictions as the precomputed system ``demo``; CDM off
+    unless asked (its pdflatex runs are the CDM tests' business)."""
     suite = root / "cases" / "odb"
     (suite / "outputs").mkdir(parents=True, exist_ok=True)
     if "demo" in systems:
         shutil.copytree(PREDICTIONS, suite / "outputs" / "demo")
     (suite / "suite.toml").write_text(
         f'[suite]\nkind = "omnidocbench"\nannotations = "{ANNOTATIONS}"\n'
-        f'images = "{IMAGES}"\nsystems = {json.dumps(systems)}\n{extra}',
+        f'images = "{IMAGES}"\nsystems = {json.dumps(systems)}\n'
+        f"cdm = {str(cdm).lower()}\n{extra}",
         encoding="utf-8",
     )
     return suite
@@ -87,8 +95,10 @@ def test_demo_pages_rows_equal_score_page_and_analysis_equals_leaderboard(
     result = project.runpytest("--doceval", *workers)
     result.assert_outcomes(passed=18)
     data = section(project)
-    assert data["kind"] == "omnidocbench" and data["scoring_id"] == SCORING_ID
-    assert any(n.startswith("formula_cdm and overall: not computed") for n in data["notes"])
+    assert data["kind"] == "omnidocbench"
+    assert data["scoring_id"].startswith(f"{SCORING_ID}/r1;text=native;")
+    assert "cdm=off;" in data["scoring_id"]
+    assert "formula_cdm and overall: not computed (cdm = false in suite.toml)" in data["notes"]
     rows = {r["case"]: r for r in data["results"]}
     expected = expected_scores()
     assert set(rows) == set(expected)
@@ -218,6 +228,7 @@ def test_rapidocr_reads_page_images_as_stages_under_xdist(project: pytest.Pytest
     first = {r["case"]: r for r in section(project)["results"]}
     warm = project.runpytest("--doceval", "-n", "2")
     warm.assert_outcomes(passed=2)
+    print(warm.stdout.str())
     warm.stdout.fnmatch_lines(["doceval: 2/2 stages (2 from the cache, 0 failed)*"])
     again = {r["case"]: r for r in section(project)["results"]}
     store = Store(project.path / ".doceval-cache")
@@ -238,7 +249,117 @@ def test_rapidocr_reads_the_18_demo_page_images_cold(project: pytest.Pytester) -
     assert all(r["fingerprint"]["system"] == "rapidocr" and r["cache_key"] for r in rows)
     images = {stem(p): p["page_info"]["image_path"] for p in demo_pages()}
     for row in rows:
+        # The suite gives the images' folder absolute: shown as given.
         assert row["details"]["prediction"] == str(IMAGES / images[row["case"]])
         assert set(row["metrics"]) <= {*PAGE_METRICS, *COST_METRICS, "grits_con", "grits_top"}
     # OCR text has no markup tables: the pages with truth tables score their TEDS as misses.
     assert data["omnidocbench"]["rapidocr"]["pages"] == 18
+
+
+REPO = Path(__file__).resolve().parents[1]
+needs_tex = pytest.mark.skipif(isinstance(cdm_tools(), str), reason=f"no CDM here: {cdm_tools()}")
+FORMULA_PAGE = {
+    "layout_dets": [
+        {"anno_id": 1, "category_type": "text_block", "order": 1, "text": "Energy and mass:"},
+        {"anno_id": 2, "category_type": "equation_isolated", "order": 2, "latex": "E=mc^{2}"},
+        {"anno_id": 3, "category_type": "equation_isolated", "order": 3,
+         "latex": "a^{2}+b^{2}=c^{2}"},
+        {"anno_id": 4, "category_type": "table", "order": 4,
+         "html": "<table><tr><td>a</td><td>1</td></tr></table>"},
+    ],
+    "extra": {"relation": []},
+    "page_info": {"image_path": "formulas.jpg", "page_attribute": {"language": "english"}},
+}  # fmt: skip
+
+
+@needs_tex
+def test_cdm_runs_as_stages_and_gives_overall_then_comes_from_the_cache(
+    project: pytest.Pytester,
+) -> None:
+    suite = project.path / "cases" / "odb"
+    (suite / "outputs" / "demo").mkdir(parents=True)
+    (suite / "OmniDocBench.json").write_text(json.dumps([FORMULA_PAGE]), encoding="utf-8")
+    prediction = (
+        "Energy and mass:\n\n$$E=mc^{2}$$\n\n$$a^2+b^2=c\\frac{1$$\n\n"
+        "<table><tr><td>a</td><td>1</td></tr></table>"
+    )
+    (suite / "outputs" / "demo" / "formulas.md").write_text(prediction, encoding="utf-8")
+    (suite / "suite.toml").write_text(
+        '[suite]\nkind = "omnidocbench"\nsystems = ["demo"]\n', encoding="utf-8"
+    )
+    cold = project.runpytest("--doceval")
+    cold.assert_outcomes(passed=1)
+    # The canary and the page's one share (two formulas: one share).
+    cold.stdout.fnmatch_lines(["doceval: 2/2 stages (0 from the cache, 0 failed)*"])
+    data = section(project)
+    (row,) = data["results"]
+    score = score_page(FORMULA_PAGE, prediction)
+    assert len(score.formulas) == 2 and len(row["details"]["cdm"]) == 2
+    assert row["details"]["cdm"][0] == 1.0  # E=mc^2 predicted exactly
+    assert row["metrics"]["formula_cdm"] == pytest.approx(sum(row["details"]["cdm"]) / 2)
+    assert any("did not compile 0 truth and 1 predicted" in n for n in row["notes"])
+    board = data["omnidocbench"]["demo"]["leaderboard"]
+    assert board["overall"] == pytest.approx(
+        ((1 - board["text_edit"]) * 100 + board["formula_cdm"] * 100 + board["table_teds"] * 100)
+        / 3
+    )
+    cold.stdout.fnmatch_lines([f"  leaderboard demo: Overall {board['overall']:.2f} | *"])
+    assert "cdm=texlive" in data["scoring_id"]
+    warm = project.runpytest("--doceval")
+    warm.assert_outcomes(passed=1)
+    assert "CPU stage(s) on" not in warm.stdout.str()  # nothing to render again
+    assert section(project)["results"][0]["metrics"] == row["metrics"]
+    # The CDM scores are kept in the run's cache under their stages' keys.
+    built = make_suite(load_suite_spec(suite / "suite.toml"), build_registry())
+    plan = built.plan(built.case_refs()[0])
+    store = Store(project.path / ".doceval-cache")
+    keys = [plan.results[name] for name in plan.results if name.startswith("cdm/")]
+    assert keys and all(stored_output(store, key) for key in keys)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def test_the_shipped_suite_scores_its_pages_and_reports_no_machine_folders(
+    project: pytest.Pytester,
+) -> None:
+    """cases/omnidocbench as a project holds it (CDM off here: the CDM tests run it): its
+    rows are score_page's, and neither the report, the HTML, the paper table nor the terminal
+    holds the machine's folders (issue 37)."""
+    shipped = REPO / "cases" / "omnidocbench"
+    suite = project.path / "cases" / "omnidocbench"
+    shutil.copytree(shipped, suite, ignore=shutil.ignore_patterns("*.jpg"))
+    toml = (suite / "suite.toml").read_text(encoding="utf-8")
+    (suite / "suite.toml").write_text(toml + "cdm = false\n", encoding="utf-8")
+    result = project.runpytest("--doceval")
+    result.assert_outcomes(passed=18)
+    report = read_report(project.path / "doceval-report.json")
+    data = report["suites"]["omnidocbench"]
+    assert data["annotations"] == "cases/omnidocbench/OmniDocBench.json"
+    pages = {stem(p): p for p in json.loads((suite / "OmniDocBench.json").read_text("utf-8"))}
+    for row in data["results"]:
+        prediction = suite / "outputs" / "omnidocbench-demo" / f"{row['case']}.md"
+        expected = score_page(pages[row["case"]], prediction.read_text(encoding="utf-8"))
+        assert row["metrics"] == pytest.approx(dict(expected.metrics), abs=1e-9)
+        assert row["details"]["prediction"] == (
+            f"cases/omnidocbench/outputs/omnidocbench-demo/{row['case']}.md"
+        )
+    out = project.path / "tables.tex"
+    assert doceval(["report", str(project.path / "doceval-report.json"), "--format", "latex",
+                    "-o", str(out)]) == 0  # fmt: skip
+    machine = str(project.path)
+    texts = {
+        "report": json.dumps(_strings(data), ensure_ascii=False),
+        "html": (project.path / "doceval-report.html").read_text(encoding="utf-8"),
+        "paper": out.read_text(encoding="utf-8"),
+        "terminal": result.stdout.str().split("=== doceval ===")[-1],
+    }
+    for name, text in texts.items():
+        assert machine not in text, name

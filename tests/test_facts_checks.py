@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from pytest_doceval.kinds.facts.checks import check, trailing_repeats
+from pytest_doceval.kinds.facts.checks import SHORTER_OUTPUT, check, trailing_repeats
 from pytest_doceval.kinds.facts.model import Fact, parse_fact
 from pytest_doceval.kinds.facts.normalise import normalise_text
 from pytest_doceval.kinds.facts.result import PageOutput
@@ -99,6 +99,29 @@ def test_outputs_shorter_than_the_text_are_aligned_inside_it_as_olmocr_does() ->
     assert "found inside it, as olmOCR-bench does" in explanation
     assert run(present, "")[:2] == (False, 0.0)  # nothing aligns with an empty output
     assert run(make("present", text="hello world", max_diffs=1), "hello worl")[0] is True
+
+
+def test_a_present_pass_on_a_shorter_output_carries_a_caveat_and_strict_fails_it() -> None:
+    present = make("present", text="a long phrase")
+    blank = check(present, "\n", latin_only=True)
+    assert blank.passed is True and blank.caveat.startswith(SHORTER_OUTPUT)
+    assert "(blank) is shorter than the text (13 characters)" in blank.caveat
+    strict = check(present, "\n", latin_only=True, fail_shorter=True)
+    assert (strict.passed, strict.score, strict.caveat) == (False, 1.0, "")
+    assert "the strict profile fails it" in strict.explanation
+    piece = check(present, "long", latin_only=True)
+    assert piece.passed is True and "(4 characters, 'long')" in piece.caveat
+    # a slice shorter than the text is the same case; a long enough output is not
+    sliced = check(
+        make("present", text="a long phrase", first_n=4), "a long phrase", latin_only=True
+    )
+    assert sliced.passed is True and "output (first 4 characters)" in sliced.caveat
+    whole = check(present, "here is a long phrase", latin_only=True, fail_shorter=True)
+    assert (whole.passed, whole.caveat) == (True, "")
+    # only passes of present facts: a failure or an absent fact has no caveat to carry
+    assert check(present, "xyz", latin_only=True).caveat == ""
+    absent = check(make("absent", text="a long phrase"), "\n", latin_only=True, fail_shorter=True)
+    assert (absent.passed, absent.caveat) == (False, "")
 
 
 @given(

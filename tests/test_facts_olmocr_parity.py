@@ -250,6 +250,51 @@ def test_every_verdict_equals_olmocr_bench(
     assert_same(reference, fact, page)
 
 
+@given(data=st.data())
+@PARITY
+def test_shorter_output_passes_are_flagged_and_strict_fails_exactly_them(
+    reference: types.ModuleType, data: st.DataObject
+) -> None:
+    """The default verdict is olmOCR-bench's; the caveat marks exactly its passes where the
+    output it compared (normalised by olmOCR-bench, cut by first_n/last_n) is shorter than the
+    text, and the strict profile fails exactly those."""
+    page, fact = data.draw(page_and_fact("present"))
+    if data.draw(st.integers(0, 3)) == 0:
+        page = data.draw(st.sampled_from(["\n", " ", "\n\n", "<br>", "\t", ""]))
+    theirs = reference_verdict(reference, fact, page)
+    if theirs is None:
+        return
+    test = reference.load_single_test(dict(fact))
+    content = reference.normalize_text(page)
+    text = test.text if test.case_sensitive else test.text.lower()
+    content = content if test.case_sensitive else content.lower()
+    if test.first_n and test.last_n:
+        content = content[: test.first_n] + content[-test.last_n :]
+    elif test.first_n:
+        content = content[: test.first_n]
+    elif test.last_n:
+        content = content[-test.last_n :]
+    shorter_pass = theirs and len(content) < len(text)
+    parsed = parse_fact(dict(fact))
+    default = check(parsed, page, latin_only=True)
+    strict = check(parsed, page, latin_only=True, fail_shorter=True)
+    assert default.passed is theirs
+    assert bool(default.caveat) is shorter_pass
+    assert strict.passed is (theirs and not shorter_pass)
+
+
+@pytest.mark.parametrize("page", ["\n", " ", "\n\n\n", "<br>", "<br/>\n"])
+def test_a_blank_page_passes_present_as_in_olmocr_bench_with_a_caveat(
+    reference: types.ModuleType, page: str
+) -> None:
+    """olmOCR-bench issue #461: a page that is only whitespace holds any text with a space."""
+    fact = {"pdf": "d.pdf", "page": 1, "id": "p", "type": "present", "text": "Energy storage"}
+    assert reference_verdict(reference, fact, page) is True
+    result = check(parse_fact(fact), page, latin_only=True)
+    assert result.passed is True and "(blank) is shorter" in result.caveat
+    assert check(parse_fact(fact), page, latin_only=True, fail_shorter=True).passed is False
+
+
 @given(pair=table_page_and_fact())
 @PARITY
 def test_table_verdicts_equal_olmocr_bench(

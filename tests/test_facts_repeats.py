@@ -71,6 +71,18 @@ def test_explanation_counts_repeats_and_quotes_the_first_failing_one() -> None:
     assert single.to_dict()["repeats"][0]["passed"] is True
 
 
+def test_a_pass_carries_the_caveat_of_its_shorter_output_repeats() -> None:
+    fact = parse_fact({"pdf": "d.pdf", "page": 1, "id": "p", "type": "present", "text": "a b"})
+    passed = check_repeats(fact, ["\n", "say a b", " "], latin_only=True)
+    assert passed.passed is True
+    assert passed.caveat.startswith("2 of 3 repeats: present passed on an output shorter")
+    strict = check_repeats(fact, ["\n", "say a b", " "], latin_only=True, fail_shorter=True)
+    assert (strict.passed, strict.pass_fraction, strict.caveat) == (False, 1 / 3, "")
+    # a fact that fails carries no caveat, whatever its passing repeats were
+    assert check_repeats(fact, ["\n", "x", "y"], latin_only=True).caveat == ""
+    assert check_repeats(fact, ["say a b"] * 2, latin_only=True).caveat == ""
+
+
 def test_output_paths_follow_olmocr_naming(tmp_path: Path) -> None:
     assert output_path(tmp_path / "sys", "arxiv/paper.v2.pdf", 3, 1) == (
         tmp_path / "sys" / "arxiv" / "paper.v2_pg3_repeat1.md"

@@ -1,28 +1,22 @@
 """score_page and leaderboard without the reference: bad annotations, the page-level means by
-hand, truncated groups, the empty prediction (the parity with OmniDocBench's own code is in
-test_omnidocbench_parity.py)."""
+hand, truncated groups, the empty prediction, Overall and CDM's page value by hand (the parity
+with OmniDocBench's own code is in test_omnidocbench_parity.py)."""
 
 from __future__ import annotations
 
-import copy
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_doceval.errors import CaseInputError, OmniDocBenchInputError
 from pytest_doceval.kinds.omnidocbench.annotations import truth_elements
-from pytest_doceval.kinds.omnidocbench.reference import METRIC_OF_ELEMENT, Reference
 from pytest_doceval.kinds.omnidocbench.scoring import (
-    COMPUTED_METRICS,
-    NOT_COMPUTED,
     PAGE_METRICS,
-    SCORING_ID,
     PageScore,
+    cdm_page,
     leaderboard,
-    not_computed,
+    overall,
     score_page,
-    scoring_id,
 )
 
 TABLE = "<table><tr><td>a</td><td>b</td></tr><tr><td>1</td><td>2</td></tr></table>"
@@ -64,7 +58,13 @@ def test_page_table_teds_is_the_mean_over_its_truth_tables() -> None:
     other = "<table><tr><td>x</td></tr></table>"
     page = _page(_table(1, 2), _table(2, 1, other))
     perfect = score_page(page, TABLE + "\n\n" + other)
-    assert perfect.metrics == {"table_teds": 1.0, "table_teds_s": 1.0}
+    assert {m: perfect.metrics[m] for m in ("table_teds", "table_teds_s")} == {
+        "table_teds": 1.0,
+        "table_teds_s": 1.0,
+    }
+    # Reading order from the tables alone, with OmniDocBench's quirk: the truth table paired
+    # with the first predicted table has no predicted position. Truth [1, 2], predicted [1].
+    assert perfect.metrics["reading_order_edit"] == 0.5
     assert perfect.counts["table_teds"] == (2.0, 2.0)
     # Blocks in the truth's reading order (order 1 first), each with its order.
     assert [b.order_truth for b in perfect.blocks] == [1, 2]
@@ -75,7 +75,18 @@ def test_page_table_teds_is_the_mean_over_its_truth_tables() -> None:
 
 def test_a_page_without_tables_has_no_table_metric() -> None:
     page = _page({"category_type": "text_block", "anno_id": 1, "order": 1, "text": "hello"})
-    assert score_page(page, TABLE).metrics == {}
+    assert not {"table_teds", "table_teds_s"} & set(score_page(page, TABLE).metrics)
+
+
+def test_text_edit_of_one_block_by_hand() -> None:
+    # One truth block against one predicted paragraph: normalised (word characters only) and
+    # compared by Levenshtein over the longer length; the order sequence [1] against [1].
+    page = _page({"category_type": "text_block", "anno_id": 1, "order": 1, "text": "Hello, world"})
+    score = score_page(page, "Hallo world!")
+    assert score.metrics["text_edit"] == pytest.approx(1 / 10)  # helloworld vs halloworld
+    assert score.counts["text_edit"] == (1.0, 10.0)
+    assert score.metrics["reading_order_edit"] == 0.0
+    assert "formula_edit" not in score.metrics and not score.formulas
 
 
 def test_ignored_tables_are_not_scored() -> None:
@@ -122,7 +133,8 @@ def test_a_truncated_group_without_text_is_an_input_error() -> None:
 
 def test_an_empty_prediction_is_scored_and_noted() -> None:
     score = score_page(_page(_table(1, 1)), "")
-    assert score.metrics == {"table_teds": 0.0, "table_teds_s": 0.0}
+    # The table unmatched, and the reading order of its one truth table: [1] against [].
+    assert score.metrics == {"table_teds": 0.0, "table_teds_s": 0.0, "reading_order_edit": 1.0}
     assert score.notes and "empty prediction" in score.notes[0]
     assert not score_page(_page(_table(1, 1)), TABLE).notes
 
@@ -137,26 +149,27 @@ def test_the_leaderboard_is_the_mean_over_the_pages_that_have_each_metric() -> N
     assert leaderboard([]) == {}
 
 
-def test_every_metric_is_computed_or_says_why_not() -> None:
-    assert set(COMPUTED_METRICS) | set(NOT_COMPUTED) == set(PAGE_METRICS)
-    assert not set(COMPUTED_METRICS) & set(NOT_COMPUTED)
-    page = _page(_table(1, 1))
-    assert set(score_page(copy.deepcopy(page), TABLE).metrics) <= set(COMPUTED_METRICS)
+def test_overall_is_the_leaderboards_by_hand_and_absent_without_a_part() -> None:
+    pages = [
+        PageScore({"text_edit": 0.1, "formula_cdm": 0.9, "table_teds": 0.8}, {}, (), ()),
+        PageScore({"text_edit": 0.3, "formula_cdm": 0.7}, {}, (), ()),
+    ]
+    board = leaderboard(pages)
+    # Text Edit 0.2, CDM 0.8, TEDS 0.8: ((1 - 0.2) x 100 + 80 + 80) / 3 = 80.
+    assert board["overall"] == pytest.approx(80.0, abs=1e-9)
+    assert overall({"text_edit": 0.2, "table_teds": 0.8}) is None
+    assert "overall" not in leaderboard(pages[1:])
+    assert set(PAGE_METRICS) >= {"text_edit", "formula_cdm", "table_teds"}
 
 
-def test_with_a_reference_its_three_metrics_are_computed_and_the_scoring_id_says_so(
-    tmp_path: Path,
-) -> None:
-    # Without a reference: unchanged. With one: no metric is left without a reason or a number.
-    assert scoring_id(None) == SCORING_ID and not_computed(None) == NOT_COMPUTED
-    reference = Reference(tmp_path, None)
-    assert scoring_id(reference) == "omnidocbench-v1.6@9dc1dec+text-reference"
-    assert dict(not_computed(reference)) == {}
-    assert set(COMPUTED_METRICS) | set(METRIC_OF_ELEMENT.values()) == set(PAGE_METRICS)
+def test_cdm_page_value_by_hand() -> None:
+    assert cdm_page([1.0, 0.5], True) == 0.75
+    assert cdm_page([], True) == 0.0  # a display formula in the truth, none matched
+    assert cdm_page([], False) is None  # no display formula: CDM does not count the page
 
 
 def test_a_latex_table_is_scored_empty_with_a_note() -> None:
     latex = "\\begin{tabular}{ll}\na & b \\\\\n1 & 2\n\\end{tabular}"
     score = score_page(_page(_table(1, 1)), latex)
-    assert score.metrics == {"table_teds": 0.0, "table_teds_s": 0.0}
+    assert score.metrics == {"table_teds": 0.0, "table_teds_s": 0.0, "reading_order_edit": 1.0}
     assert any("LaTeX table" in note and "latexmlc" in note for note in score.notes)

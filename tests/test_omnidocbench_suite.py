@@ -5,6 +5,7 @@ here a fake stands in for it where only the plumbing is under test."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -62,7 +63,11 @@ def png(path: Path, width: int = 40, height: int = 30) -> Path:
 
 
 def write(folder: Path, pages: Any = PAGES, *, systems: tuple[str, ...] = ("saved",)) -> Path:
+    """A suite in `folder`, in a project whose root is the folder above it."""
     folder.mkdir(parents=True, exist_ok=True)
+    project = folder.parent / "pyproject.toml"
+    if not project.exists():
+        project.write_text("[tool.doceval]\n", encoding="utf-8")
     data = pages if isinstance(pages, str) else json.dumps(pages)
     (folder / "OmniDocBench.json").write_text(data, encoding="utf-8")
     for system in systems:
@@ -118,14 +123,44 @@ def test_pages_cases_labels_and_describe(tmp_path: Path) -> None:
         "language": "simplified_chinese",
         "special_issue": "fuzzy_scan, table_rotate",
     }
-    assert suite.scoring_id == SCORING_ID == "omnidocbench-v1.6@9dc1dec"
-    assert suite.describe()["listed_attributes"] == ["special_issue"]
-    assert suite.describe()["pages"] == 2
-    assert any(n.startswith("formula_cdm and overall: not computed (") for n in suite.notes())
-    from pytest_doceval.kinds.omnidocbench.scoring import NOT_COMPUTED
+    digest = hashlib.sha256((tmp_path / "odb" / "OmniDocBench.json").read_bytes()).hexdigest()
+    assert suite.scoring_id.startswith(
+        f"{SCORING_ID}/r1;text=native;annotations={digest[:12]};cdm="
+    )
+    assert suite.scoring_id.endswith(";missing=error")
+    described = suite.describe()
+    assert described["listed_attributes"] == ["special_issue"]
+    assert described["pages"] == 2 and described["tiers"] == []
+    assert described["annotations"] == "odb/OmniDocBench.json"  # from the project root
+    assert described["scorer"]["annotations_sha256"] == digest
+    if isinstance(suite.cdm, str):  # no TeX Live here: the note names what to install
+        assert any(n.startswith("formula_cdm and overall: not computed (") for n in suite.notes())
+    else:
+        assert not any("not computed" in n for n in suite.notes())
 
-    for metric, why in NOT_COMPUTED.items():
-        assert f"{metric}: {why}" in suite.notes()
+
+def test_cdm_off_is_a_note_and_part_of_the_scoring_id(tmp_path: Path) -> None:
+    file = write(tmp_path / "odb")
+    file.write_text(file.read_text("utf-8") + "cdm = false\n", encoding="utf-8")
+    suite = build(file)
+    assert "cdm=off;" in suite.scoring_id
+    assert cdm_note("cdm = false in suite.toml") in suite.notes()
+    file.write_text(file.read_text("utf-8").replace("cdm = false", 'cdm = "no"'), "utf-8")
+    with pytest.raises(SuiteConfigError, match="cdm must be true or false"):
+        build(file)
+
+
+def test_base_pages_mark_the_tiers(tmp_path: Path) -> None:
+    file = write(tmp_path / "odb")
+    (tmp_path / "odb" / "v15.txt").write_text("a.pdf_1.jpg\n", encoding="utf-8")
+    file.write_text(file.read_text("utf-8") + 'base_pages = "v15.txt"\n', encoding="utf-8")
+    suite = build(file)
+    assert [r.labels.get("tier") for r in suite.case_refs()] == ["base", "hard"]
+    assert suite.describe()["tiers"] == ["base", "hard"]
+    # OmniDocBench v1.5's own annotation file works too.
+    (tmp_path / "odb" / "v15.json").write_text(json.dumps([PAGES[1]]), encoding="utf-8")
+    file.write_text(file.read_text("utf-8").replace("v15.txt", "v15.json"), encoding="utf-8")
+    assert [r.labels.get("tier") for r in build(file).case_refs()] == ["hard", "base"]
 
 
 @pytest.mark.parametrize(
@@ -148,7 +183,7 @@ def test_a_file_not_in_the_format_is_a_load_error_naming_it(
     with pytest.raises(SuiteConfigError) as info:
         build(file)
     message = str(info.value)
-    assert str(tmp_path / "odb" / "OmniDocBench.json") in message
+    assert "odb/OmniDocBench.json (annotations of" in message  # from the project's root
     assert cause in message
     assert "OmniDocBench's annotation format" in message
 
@@ -211,6 +246,23 @@ def test_a_saved_prediction_is_scored_and_its_row_carries_the_sums(tmp_path: Pat
     assert result.views["blocks"]["blocks"][0]["truth"] == "text of a.pdf_1.jpg"
     (stage,) = suite.plan(CaseRef("a.pdf_1", "saved")).stages  # reading the saved file
     assert isinstance(stage, CpuStage) and stage.saved_file and stage.fingerprint is None
+
+
+def test_a_page_with_nothing_scored_says_so_in_a_note(tmp_path: Path) -> None:
+    """Only a header (a category OmniDocBench ignores): no metric, and the row says why rather
+    than passing silently (issue 37)."""
+    header = {"category_type": "header", "text": "Journal of Things", "order": 1, "anno_id": 0}
+    only = {
+        "layout_dets": [header],
+        "page_info": {"image_path": "h.jpg", "page_attribute": {}},
+        "extra": {"relation": []},
+    }
+    folder = tmp_path / "odb"
+    suite = build(write(folder, [only]))
+    (folder / "outputs" / "saved" / "h.md").write_text("Some text.", encoding="utf-8")
+    result = evaluate(suite, CaseRef("h", "saved"))
+    assert result.metrics == {}
+    assert any(n.startswith("no metric: the page has no text block") for n in result.notes)
 
 
 @pytest.mark.usefixtures("faked")
@@ -344,7 +396,7 @@ def test_the_paper_table_is_the_leaderboard_layout() -> None:
     section = {
         "systems": ["m"],
         "scoring_id": SCORING_ID,
-        "notes": [cdm_note()],
+        "notes": [cdm_note("TeX Live's pdflatex is not installed")],
         "omnidocbench": {
             "m": {
                 "pages": 18,

@@ -16,6 +16,7 @@ import pymupdf
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from markupsafe import escape
 
 from pytest_doceval.config import StatsConfig, load_suite_spec
 from pytest_doceval.engine import Engine, StageFailed, StageNotPlanned
@@ -28,7 +29,9 @@ from pytest_doceval.kinds.base import CaseRef, RunContext, case_row, evaluate_al
 from pytest_doceval.kinds.facts import FACT_TYPES, FactError
 from pytest_doceval.kinds.facts import html as html_facts
 from pytest_doceval.kinds.facts.analyses import PassRateAnalysis
+from pytest_doceval.kinds.facts.checks import SHORTER_OUTPUT
 from pytest_doceval.kinds.facts.entries import load_entries
+from pytest_doceval.kinds.facts.paper import pass_rates
 from pytest_doceval.kinds.facts.suite import FactsSuite
 from pytest_doceval.kinds.registry import make_suite
 from pytest_doceval.report.analysis import analyse_suite
@@ -193,6 +196,7 @@ def test_every_non_blank_line_is_one_case_with_a_unique_name(lines: list[str]) -
         (suite_toml(["pdfs"]), "'pdfs' cannot be a system name"),
         (suite_toml(["vlm", "vlm"]), "systems listed twice: vlm"),
         (suite_toml(["vlm"], 'language = "klingon"\n'), "language 'klingon' is not one of"),
+        (suite_toml(["vlm"], 'profile = "lenient"\n'), "profile 'lenient' is not one of"),
         (suite_toml(["vlm"], "repeats = 3\n"), "unknown key(s) repeats"),
         (suite_toml(["vlm"], "[systems.pymupdf]\ntables = false\n"), "configures a system not"),
     ],
@@ -224,7 +228,7 @@ def test_refs_scoring_id_and_a_parser_folder_note(tmp_path: Path) -> None:
         "a.pdf_baseline[vlm]",
     ]
     assert suite.scoring_id == "olmocr-facts@r2:en"
-    assert suite.describe() == {"language": "en", "latin_only": True}
+    assert suite.describe() == {"language": "en", "latin_only": True, "profile": "olmocr"}
     assert any("pymupdf is a registered parser" in n for n in suite.notes())
 
 
@@ -314,6 +318,35 @@ def test_latin_only_follows_the_language(tmp_path: Path) -> None:
     suite = build(tmp_path)
     assert suite.scoring_id == "olmocr-facts@r2:mixed"
     assert evaluate_alone(suite, CaseRef("b", "vlm"), ctx(tmp_path)).metrics["pass"] == 1.0
+
+
+def test_a_pass_on_a_blank_output_is_flagged_and_the_strict_profile_fails_it(
+    tmp_path: Path,
+) -> None:
+    """olmOCR-bench passes `present` on a page that is only a newline (its issue #461): the
+    verdict is kept, with a note and a flag on ``pass`` that the pass rate shows as a dagger."""
+    suite = repeats_suite(tmp_path, ["\n"])
+    kept = evaluate_alone(suite, CaseRef("f1", "vlm"), ctx(tmp_path))
+    assert kept.metrics == {"pass": 1.0} and kept.failures == []
+    assert kept.flags == {"pass": [SHORTER_OUTPUT]}
+    assert any("(blank) is shorter than the text" in n and "strict" in n for n in kept.notes)
+    assert kept.views["fact_check"]["caveat"].startswith(SHORTER_OUTPUT)
+    (tmp_path / "suite.toml").write_text(suite_toml(["vlm"], 'profile = "strict"\n'))
+    strict_suite = build(tmp_path)
+    assert strict_suite.scoring_id == "olmocr-facts@r2+strict:en"
+    strict = evaluate_alone(strict_suite, CaseRef("f1", "vlm"), ctx(tmp_path))
+    assert strict.metrics == {"pass": 0.0} and strict.flags == {}
+    assert "the strict profile fails it" in strict.failures[0]
+    # the row's flag reaches the pass rate (counted per reason) and its HTML dagger
+    flagged = row("f1", "vlm", "f.jsonl", "present", 1.0)
+    flagged["flags"] = {"pass": [SHORTER_OUTPUT]}
+    rows = [flagged, row("f2", "vlm", "f.jsonl", "present", 1.0)]
+    analysis = PassRateAnalysis()(rows, {}, StatsConfig(resamples=50))
+    assert analysis["vlm"]["flagged"] == {SHORTER_OUTPUT: 1}
+    page = html_facts.pass_rate("pass_rate", analysis, SuiteView(0, "facts", {}, 0.95))
+    assert "100.0%\u2020" in page and escape(f"{SHORTER_OUTPUT} (1 of 2 cases)") in page
+    [table] = pass_rates({"pass_rate": analysis, "systems": ["vlm"], "results": rows})
+    assert table.rows[0][1].flagged and f"\u2020 pass: {SHORTER_OUTPUT}" in table.notes
 
 
 def test_a_math_fact_that_cannot_be_decided_is_skipped(tmp_path: Path) -> None:

@@ -140,6 +140,9 @@ class Suite(ABC):
     # The kind's paper tables (`pytest_doceval.paper`): each builder turns a report section
     # into tables.
     paper_tables: ClassVar[Sequence[Callable[[Mapping[str, Any]], list[Any]]]] = ()
+    # Lines the terminal summary prints under the suite's table, from its report section
+    # (a leaderboard row the generic table cannot draw).
+    terminal_lines: ClassVar[Sequence[Callable[[Mapping[str, Any]], list[str]]]] = ()
     # How the HTML report draws the kind's row views and analyses (`pytest_doceval.html`):
     # view name -> ViewRenderer, analysis key -> AnalysisRenderer; others are drawn generically.
     html_views: ClassVar[Mapping[str, ViewRenderer]] = {}

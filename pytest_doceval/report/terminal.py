@@ -59,6 +59,7 @@ def summary_lines(report: Report) -> list[str]:
             lines += _table(aggregates, measured[:TERMINAL_COLUMNS])
             lines += _corpus_lines(aggregates, measured[:TERMINAL_COLUMNS])
             lines += _flag_legend(aggregates, measured)
+        lines += _kind_lines(suite)
         lines += _cost_lines(aggregates)
         lines += _changes(suite)
         lines += _notes_on_cases(suite)
@@ -71,6 +72,18 @@ def summary_lines(report: Report) -> list[str]:
             if gate.get("power_note"):
                 lines.append(f"    {gate['power_note']}")
     return lines
+
+
+def _kind_lines(suite: SuiteSection) -> list[str]:
+    """The kind's own lines (``Suite.terminal_lines``); none for a kind not installed here."""
+    from pytest_doceval.errors import SuiteConfigError
+    from pytest_doceval.kinds.registry import kind_class
+
+    try:
+        builders = kind_class(str(suite.get("kind"))).terminal_lines
+    except SuiteConfigError:
+        return []
+    return [f"  {line}" for build in builders for line in build(suite)]
 
 
 def _corpus_lines(

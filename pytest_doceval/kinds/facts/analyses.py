@@ -11,7 +11,9 @@ engine's `pass_rate_ci` and `breakdown_by_file` (defined in `pytest_doceval.kind
   fraction of repeats passed -- a second figure, not the headline (`passrate.micro_mean`);
 * ``by_file``: each file's fraction (the terms of that mean);
 * ``by_type``: per fact type, the mean of each fact's fraction of repeats passed (olmOCR's
-  per-type figure, which for a single output is the pass fraction).
+  per-type figure, which for a single output is the pass fraction);
+* ``flagged``: {reason: facts} of the rows flagged on ``pass`` (a pass to read with care, such
+  as a ``present`` pass on an output shorter than its text), empty when none.
 
 A row counts when its fact was decided (outcome passed or failed, metric ``pass``); a skipped
 fact is counted as skipped in the breakdowns and left out of pass_rate, as the engine does; an
@@ -36,6 +38,7 @@ class _System:
     by_file: dict[str, list[bool | None]] = field(default_factory=dict)
     by_type: dict[str, list[float | None]] = field(default_factory=dict)
     baseline_by_file: dict[str, list[bool | None]] = field(default_factory=dict)
+    flagged: dict[str, int] = field(default_factory=dict)
 
 
 def _collect(rows: Sequence[Mapping[str, Any]]) -> dict[str, _System]:
@@ -58,6 +61,8 @@ def _collect(rows: Sequence[Mapping[str, Any]]) -> dict[str, _System]:
         if isinstance(before, int | float):
             system.baseline_by_file.setdefault(file, []).append(float(before) >= 1.0)
         system.by_type.setdefault(str(labels.get("type", "?")), []).append(fraction)
+        for reason in (row.get("flags") or {}).get("pass", []) if measured else ():
+            system.flagged[str(reason)] = system.flagged.get(str(reason), 0) + 1
     return systems
 
 
@@ -77,7 +82,8 @@ def _type_group(fractions: list[float | None]) -> dict[str, Any]:
 @dataclass(frozen=True)
 class PassRateAnalysis:
     """``{system: {pass_rate, ci_low, ci_high, method, n_files, n_facts, confidence,
-    micro_mean, by_file: {file: group}, by_type: {type: group}}}`` (module docstring)."""
+    micro_mean, by_file: {file: group}, by_type: {type: group}, flagged: {reason: facts}}}``
+    (module docstring)."""
 
     key: str = "pass_rate"
 
@@ -117,6 +123,7 @@ class PassRateAnalysis:
                 "micro_mean": micro_mean(f for fs in system.by_type.values() for f in fs),
                 "by_file": {f: g.to_dict() for f, g in breakdown_by_file(by_file).items()},
                 "by_type": {t: _type_group(v) for t, v in sorted(system.by_type.items())},
+                "flagged": dict(sorted(system.flagged.items())),
             }
         result: dict[str, Any] = plain(out)
         return result

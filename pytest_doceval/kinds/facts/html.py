@@ -15,6 +15,7 @@ from markupsafe import Markup
 from pytest_doceval.html.codec import Chunk
 from pytest_doceval.html.fmt import NA, fmt, fmt_int, mapping, mappings, num
 from pytest_doceval.html.model import SuiteView
+from pytest_doceval.rows import FLAG_MARK, describe_flags
 
 Block = dict[str, Any]
 
@@ -39,6 +40,8 @@ def fact_check(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
         score = num(data.get("score"))
         rows.append(["verdict", f"{_verdict(data.get('passed'))} (score {fmt(score, 3)})"])
         rows.append(["explanation", str(data.get("explanation") or "")])
+        if data.get("caveat"):
+            rows.append([f"{FLAG_MARK} caveat", str(data["caveat"])])
         for number, repeat in enumerate(mappings(data.get("repeats")), start=1):
             verdict = _verdict(repeat.get("passed"))
             rows.append([f"repeat {number}", f"{verdict}: {repeat.get('explanation') or ''}"])
@@ -89,16 +92,24 @@ def pass_rate(key: str, value: Any, view: SuiteView) -> Markup:
     if not systems:
         return Markup()
     rows = []
+    flag_lines = []
     for system, entry in systems.items():
         interval = f"[{_percent(entry.get('ci_low'))}, {_percent(entry.get('ci_high'))}]"
+        flagged = {str(k): int(v) for k, v in mapping(entry.get("flagged")).items()}
+        facts = num(entry.get("n_facts"))
+        why = describe_flags(flagged, None if facts is None else int(facts))
+        if flagged:
+            flag_lines.append(Markup("<li>{} {}: {}</li>").format(FLAG_MARK, system, why))
         rows.append(
             Markup(
-                '<tr><td>{system}</td><td class="num">{rate}</td><td class="num">{interval}</td>'
+                '<tr><td>{system}</td><td class="num"{title}>{rate}</td>'
+                '<td class="num">{interval}</td>'
                 '<td class="num">{baseline}</td><td class="num">{files}</td>'
                 '<td class="num">{facts}</td><td class="num">{micro}</td></tr>'
             ).format(
                 system=system,
-                rate=_percent(entry.get("pass_rate")),
+                title=Markup(' title="{}"').format(why) if flagged else "",
+                rate=_percent(entry.get("pass_rate")) + (FLAG_MARK if flagged else ""),
                 interval=interval,
                 baseline=_percent(entry.get("baseline_pass_rate")),
                 files=fmt_int(entry.get("n_files")),
@@ -118,6 +129,11 @@ def pass_rate(key: str, value: Any, view: SuiteView) -> Markup:
             '<th title="olmOCR-bench\'s overall_score: the mean over all facts, not its headline">'
             "micro mean (not the headline)</th></tr></thead><tbody>{}</tbody></table>"
         ).format(Markup().join(rows))
+        + (
+            Markup('<ul class="legend">{}</ul>').format(Markup().join(flag_lines))
+            if flag_lines
+            else Markup()
+        )
         + _groups_table(
             "By fact type (mean fraction of repeats passed)",
             "type",

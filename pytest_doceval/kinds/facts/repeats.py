@@ -9,7 +9,8 @@ per-type breakdown uses ``test_avg`` itself.
 
 Skipped repeats (a math fact without a renderer) are the one addition: the fact passes only if
 it passes even counting every skipped repeat as failed, fails only if it fails even counting
-them as passed, and is skipped otherwise.
+them as passed, and is skipped otherwise. A fact that passes carries the caveat of its passing
+repeats that have one (a `present` pass on an output shorter than the text), with their count.
 """
 
 from __future__ import annotations
@@ -38,8 +39,12 @@ def aggregate_repeats(results: Sequence[FactResult]) -> FactResult:
         verdict = False
     else:
         verdict = None
+    caveats = [r.caveat for r in results if r.passed is True and r.caveat]
+    caveat = ""
+    if verdict is True and caveats:
+        caveat = caveats[0] if total == 1 else f"{len(caveats)} of {total} repeats: {caveats[0]}"
     if total == 1:
-        return FactResult(verdict, fraction, results[0].explanation, tuple(results))
+        return FactResult(verdict, fraction, results[0].explanation, tuple(results), caveat)
     summary = f"passed in {passes}/{total} repeats"
     if skipped:
         summary += f", skipped in {skipped}"
@@ -49,7 +54,7 @@ def aggregate_repeats(results: Sequence[FactResult]) -> FactResult:
     if first_bad is not None:
         index, result = first_bad
         summary += f"; repeat {index}: {result.explanation}"
-    return FactResult(verdict, fraction, summary, tuple(results))
+    return FactResult(verdict, fraction, summary, tuple(results), caveat)
 
 
 def check_repeats(
@@ -58,9 +63,17 @@ def check_repeats(
     *,
     latin_only: bool,
     render_equal: RenderEqual | None = None,
+    fail_shorter: bool = False,
 ) -> FactResult:
     """Check `fact` on each repeat output of its page and fold the results (olmOCR's rule)."""
     results = [
-        check(fact, output, latin_only=latin_only, render_equal=render_equal) for output in outputs
+        check(
+            fact,
+            output,
+            latin_only=latin_only,
+            render_equal=render_equal,
+            fail_shorter=fail_shorter,
+        )
+        for output in outputs
     ]
     return aggregate_repeats(results)

@@ -28,13 +28,15 @@ class FactResult:
     output, the check's similarity in [0, 1] (present/absent: best partial alignment; table: the
     best candidate cell's weakest similarity; math: best equation similarity; order, baseline:
     1 or 0); for repeats (`check_repeats`), the fraction of repeats that passed, olmOCR-bench's
-    per-test average, and `repeats` holds each repeat's own result.
+    per-test average, and `repeats` holds each repeat's own result. `caveat` says why a pass,
+    olmOCR-bench's verdict, is to be read with care (`checks.SHORTER_OUTPUT`); empty otherwise.
     """
 
     passed: bool | None
     score: float
     explanation: str
     repeats: tuple[FactResult, ...] = ()
+    caveat: str = ""
 
     @property
     def skipped(self) -> bool:
@@ -56,6 +58,8 @@ class FactResult:
         }
         if self.repeats:
             out["repeats"] = [r.to_dict() for r in self.repeats]
+        if self.caveat:
+            out["caveat"] = self.caveat
         return out
 
 

@@ -25,7 +25,9 @@ records it failing too: a known failure passes, with a note (not xfail: an xfail
 "skipped" and drop out of pass_rate). A failing fact with no baseline entry therefore fails until
 ``--doceval-update`` accepts it. ``[gates]`` apply as for any kind (``pass = "+0"`` would also
 fail passing facts that have no baseline yet), and ``[gates.suite] pass = "significant:-2pp"``
-fails the run on a significant paired drop in the facts passed.
+fails the run on a significant paired drop in the facts passed. A pass on an output shorter than
+the text (olmOCR-bench's verdict under the default profile) gets a note and a flag on ``pass``
+(the report marks the pass rate it is in with a dagger).
 
 A math fact whose equations differ from it only as text is skipped (olmOCR-bench compares KaTeX
 renderings; no renderer ships here), and a skipped fact is left out of pass_rate.
@@ -65,6 +67,7 @@ from pytest_doceval.kinds.facts import (
     html,
 )
 from pytest_doceval.kinds.facts.analyses import PassRateAnalysis
+from pytest_doceval.kinds.facts.checks import SHORTER_OUTPUT
 from pytest_doceval.kinds.facts.entries import Entry, load_entries
 from pytest_doceval.kinds.facts.layout import PDF_DIR
 from pytest_doceval.kinds.facts.pages import (
@@ -81,6 +84,10 @@ from pytest_doceval.systems import SystemEnv
 from pytest_doceval.systems.sources import SavedOutputs, precomputed_fingerprint, resolve_sources
 from pytest_doceval.text.tokenise import LANGUAGES
 
+# [suite] profile: olmOCR-bench's verdicts, or those with a present pass on an output shorter
+# than its text failed (`checks.SHORTER_OUTPUT`).
+PROFILES = ("olmocr", "strict")
+
 # Bump when a check, the repeat rule or the page cutting changes what a verdict is: baselines
 # made before then stop comparing instead of drifting. r2: verdicts equal olmOCR-bench's at
 # f7cfe4c (invisible characters kept, no length guard, fuzzysearch order, BeautifulSoup tables,
@@ -93,7 +100,7 @@ class FactsSuite(Suite):
     paper_tables: ClassVar[tuple[TableBuilder, ...]] = (pass_rates,)
     html_views: ClassVar[Mapping[str, ViewRenderer]] = {"fact_check": html.fact_check}
     html_analyses: ClassVar[Mapping[str, AnalysisRenderer]] = {"pass_rate": html.pass_rate}
-    suite_keys = frozenset({"kind", "systems", "language"})
+    suite_keys = frozenset({"kind", "systems", "language", "profile"})
     metrics: ClassVar[Mapping[str, MetricSpec]] = {
         "pass": MetricSpec(
             "higher",
@@ -113,6 +120,12 @@ class FactsSuite(Suite):
             )
         # olmOCR-bench always refuses CJK and emoji in a baseline fact; here only in Latin suites.
         self.latin_only = self.language == "en"
+        self.profile = spec.table.get("profile", "olmocr")
+        if self.profile not in PROFILES:
+            raise SuiteConfigError(
+                f"{spec.file}: profile {self.profile!r} is not one of {', '.join(PROFILES)}"
+            )
+        self.fail_shorter = self.profile == "strict"
         loaded = load_entries(spec.path)
         if not loaded.entries:
             raise SuiteConfigError(f"{spec.file}: the suite has no facts (no *.jsonl beside it)")
@@ -148,8 +161,10 @@ class FactsSuite(Suite):
 
     @property
     def scoring_id(self) -> str:
-        """The checks' revision and the script rule of baseline facts (the language)."""
-        return f"olmocr-facts@r{SCORING_REVISION}:{self.language}"
+        """The checks' revision, the profile when not olmOCR-bench's, and the script rule of
+        baseline facts (the language): a strict baseline never compares with a default one."""
+        profile = "" if self.profile == "olmocr" else f"+{self.profile}"
+        return f"olmocr-facts@r{SCORING_REVISION}{profile}:{self.language}"
 
     def case_refs(self) -> list[CaseRef]:
         return list(self._refs)
@@ -158,7 +173,7 @@ class FactsSuite(Suite):
         return list(self.systems)
 
     def describe(self) -> dict[str, object]:
-        return {"language": self.language, "latin_only": self.latin_only}
+        return {"language": self.language, "latin_only": self.latin_only, "profile": self.profile}
 
     def notes(self) -> list[str]:
         notes = list(self._notes)
@@ -181,14 +196,20 @@ class FactsSuite(Suite):
         fact = self._fact(ref)
         outputs = [self._page_output(results, name) for name in repeat_results(results)]
         result = (
-            check(fact, outputs[0], latin_only=self.latin_only)
+            check(fact, outputs[0], latin_only=self.latin_only, fail_shorter=self.fail_shorter)
             if len(outputs) == 1
-            else check_repeats(fact, outputs, latin_only=self.latin_only)
+            else check_repeats(
+                fact, outputs, latin_only=self.latin_only, fail_shorter=self.fail_shorter
+            )
         )
         location = where(fact)
         if result.passed is None:
             raise SystemUnavailable(f"fact {fact.id!r} skipped ({location}): {result.explanation}")
         fingerprint, key, notes = self._provenance(ref.system, results, outputs)
+        flags: dict[str, list[str]] = {}
+        if result.caveat:
+            notes.append(f'{result.caveat}; profile = "strict" fails it')
+            flags["pass"] = [SHORTER_OUTPUT]
         failures = []
         if not result.passed:
             before = (ctx.baseline or {}).get("pass")
@@ -220,6 +241,7 @@ class FactsSuite(Suite):
             cache_key=key,
             notes=notes,
             failures=failures,
+            flags=flags,
         )
 
     def _fact(self, ref: CaseRef) -> Fact:
@@ -270,6 +292,8 @@ def _view(fact: Fact, result: FactResult) -> dict[str, Any]:
         "score": result.score,
         "explanation": result.explanation,
     }
+    if result.caveat:
+        view["caveat"] = result.caveat
     if len(result.repeats) > 1:
         view["repeats"] = [
             {"passed": r.passed, "score": r.score, "explanation": r.explanation}

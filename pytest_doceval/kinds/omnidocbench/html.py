@@ -93,7 +93,8 @@ def blocks(name: str, views: Sequence[Any], chunk: Chunk) -> list[Block]:
 
 
 def leaderboard(key: str, value: Any, view: SuiteView) -> Markup:
-    """The leaderboard's columns per system, then each page-attribute group's."""
+    """The leaderboard's columns per system, per tier where known, then each page-attribute
+    group's; then what the matcher did beyond its plain path, and the pages not scored."""
     systems = {str(k): mapping(v) for k, v in mapping(value).items()}
     if not systems:
         return Markup()
@@ -104,20 +105,47 @@ def leaderboard(key: str, value: Any, view: SuiteView) -> Markup:
         if entry.get("pages_not_scored"):
             pages += f" ({entry.get('pages_not_scored')} not scored)"
         rows.append([system, pages, *cells(mapping(entry.get("leaderboard")))])
-    groups = []
-    for system, entry in systems.items():
-        for group, numbers in mapping(entry.get("by_attribute")).items():
-            numbers = mapping(numbers)
-            groups.append([system, group, numbers.get("pages"), *cells(numbers)])
     html = Markup(
         '<h3>OmniDocBench v1.6 leaderboard numbers <span class="key">({})</span></h3>'
-        '<p class="legend">as OmniDocBench prints them: edit distances lower is better, TEDS '
-        "(×100) higher; each the mean over pages (ALL_page_avg)</p>{}"
+        '<p class="legend">as OmniDocBench prints them: Overall = ((1 - Text Edit) x 100 + '
+        "CDM + TEDS) / 3; edit distances lower is better, CDM and TEDS (×100) higher; each the "
+        "mean over pages (ALL_page_avg)</p>{}"
     ).format(key, html_table(head, rows))
+    tiers = [
+        [system, tier, mapping(numbers).get("pages"), *cells(mapping(numbers))]
+        for system, entry in systems.items()
+        for tier, numbers in mapping(entry.get("by_tier")).items()
+    ]
+    if tiers:
+        html += Markup("<h4>By tier</h4>") + html_table(
+            ["system", "tier", "pages", *[t for t, _, _ in COLUMNS]], tiers
+        )
+    groups = [
+        [system, group, mapping(numbers).get("pages"), *cells(mapping(numbers))]
+        for system, entry in systems.items()
+        for group, numbers in mapping(entry.get("by_attribute")).items()
+    ]
     if groups:
         html += Markup("<h4>By page attribute</h4>") + html_table(
             ["system", "group", "pages", *[t for t, _, _ in COLUMNS]], groups
         )
+    taken = [
+        [system, kind, name, str(pages)]
+        for system, entry in systems.items()
+        for kind in ("fallbacks", "deadlines", "formula_candidates")
+        for name, pages in mapping(entry.get(kind)).items()
+    ]
+    if taken:
+        html += Markup("<h4>Fallbacks, deadlines and formula candidates (pages)</h4>") + html_table(
+            ["system", "what", "which", "pages"], taken
+        )
+    missing = [
+        [system, case, str(reason)]
+        for system, entry in systems.items()
+        for case, reason in mapping(entry.get("not_scored")).items()
+    ]
+    if missing:
+        html += Markup("<h4>Pages not scored</h4>") + html_table(["system", "page", "why"], missing)
     return html
 
 

@@ -51,8 +51,8 @@ _IMAGE_DESCRIPTION_OPENINGS: Final = (
 _LATEX_TABLE: Final = re.compile(r"\\begin{table}(.*?)\\end{table}", re.DOTALL)
 _DISPLAY_MATH: Final = re.compile(r"\$\$(.*?)\$\$|\\\[(.*?)\\\]|\$(.*?)\$|\\\((.*?)\\\)", re.DOTALL)
 _DOLLAR_MATH: Final = re.compile(r"\$\$(.*?)\$\$|\$(.*?)\$|\\\((.*?)\\\)", re.DOTALL)
-_PIPE_STRETCH: Final = re.compile(r"\|\s*.*?\s*\|\n", re.DOTALL)
-_HTML_TABLE: Final = re.compile(r"(<table.*?</table>)", re.DOTALL)
+PIPE_STRETCH: Final = re.compile(r"\|\s*.*?\s*\|\n", re.DOTALL)
+HTML_TABLE: Final = re.compile(r"(<table.*?</table>)", re.DOTALL)
 
 
 class _Scanner:
@@ -93,10 +93,11 @@ class _Scanner:
 # len(r"\\end{tabular}") == 14, len(r"\\begin{tabular}") == 16 (the reference's raw strings).
 _TABULAR: Final = _Scanner(r"\\begin{tabular}", r"\\end{tabular}", 14, 16)
 # len(r"</table>") == 8, len(r"<table(?:[^>]*)>") == 16.
-_HTML_SCANNER: Final = _Scanner(r"<table(?:[^>]*)>", r"</table>", 8, 16)
+HTML_TABLE_SCANNER: Final = _Scanner(r"<table(?:[^>]*)>", r"</table>", 8, 16)
 
 
-def _blank(text: str, start: int, end: int) -> str:
+def blank(text: str, start: int, end: int) -> str:
+    """`text` with [start, end) turned into spaces (positions kept)."""
     end = min(end, len(text))  # a tabular's span may reach one past the text's end
     return text[:start] + " " * (end - start) + text[end:]
 
@@ -127,11 +128,11 @@ def prepared_markdown(markdown: str) -> str:
     return _undelimit_image_descriptions(text)
 
 
-def _latex_table_spans(text: str) -> list[tuple[int, int]]:
+def latex_table_spans(text: str) -> list[tuple[int, int]]:
     spans = [(m.start(), m.end()) for m in _LATEX_TABLE.finditer(text)]
     without_tables = text
     for start, end in spans:
-        without_tables = _blank(without_tables, start, end)
+        without_tables = blank(without_tables, start, end)
     # Only the start decides the order; a tabular's span is cut from its start by its length.
     return sorted(spans + _TABULAR.spans(without_tables), key=lambda span: span[0])
 
@@ -144,7 +145,7 @@ def _blank_display_math(text: str) -> str:
         # ``\[..\]`` and a non-empty ``$$..$$`` are display math and taken out; ``$..$`` and
         # ``\(..\)`` are inline formulas and stay in the text.
         if inner is None or inner.group(1):
-            blanked = _blank(blanked, match.start(), match.end())
+            blanked = blank(blanked, match.start(), match.end())
     return blanked
 
 
@@ -208,9 +209,9 @@ def _merge_converted_tables(text: str) -> str:
     return "\n".join(out)
 
 
-def _pipe_tables_to_html(text: str) -> str:
+def pipe_tables_to_html(text: str) -> str:
     text = text.replace("\r", "") + "\n"
-    for stretch in _PIPE_STRETCH.findall(text):
+    for stretch in PIPE_STRETCH.findall(text):
         text = text.replace(stretch, _pipe_table_html(stretch), 1)
     text = _merge_converted_tables(text)
     return text.replace("<table>", '<table border="1" >').replace(
@@ -230,17 +231,17 @@ class PredictedTables:
 def predicted_tables(markdown: str) -> PredictedTables:
     """The page's predicted tables (module docstring)."""
     text = prepared_markdown(markdown)
-    latex_spans = _latex_table_spans(text)
+    latex_spans = latex_table_spans(text)
     for start, end in latex_spans:
-        text = _blank(text, start, end)
+        text = blank(text, start, end)
     found: list[tuple[int, str]] = []
-    for start, end in _HTML_SCANNER.spans(text):
+    for start, end in HTML_TABLE_SCANNER.spans(text):
         found.append((start, text[start:end]))
-        text = _blank(text, start, end)
+        text = blank(text, start, end)
     text = _blank_display_math(text)
-    if len(_PIPE_STRETCH.findall(text + "\n")) >= 2:
-        converted = _pipe_tables_to_html(text)
-        found.extend((m.start(), m.group(0).strip()) for m in _HTML_TABLE.finditer(converted))
+    if len(PIPE_STRETCH.findall(text + "\n")) >= 2:
+        converted = pipe_tables_to_html(text)
+        found.extend((m.start(), m.group(0).strip()) for m in HTML_TABLE.finditer(converted))
     found.sort(key=lambda item: item[0])  # stable: HTML tables before pipe tables at a tie
     tables = tuple(html for _, html in found) + ("",) * len(latex_spans)
     return PredictedTables(tables, len(latex_spans))

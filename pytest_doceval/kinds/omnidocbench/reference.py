@@ -2,11 +2,11 @@
 
 An ``omnidocbench`` suite with ``reference = "<folder>"`` (a clone of OmniDocBench at the pinned
 commit, its Python requirements installed) gets ``text_edit``, ``formula_edit`` and
-``reading_order_edit`` from OmniDocBench's own code rather than from a reimplementation (ours
-does not exist yet: its text matcher, ``quick_match``, is thousands of lines of searches and
-fallbacks). `Reference.score` runs, for one page, what its ``configs/end2end.yaml`` runs for a
-whole dataset: ``End2EndDataset`` (``match_method: quick_match``, its timeouts and fallbacks)
-on a one-page ground-truth file and a one-file prediction folder in a temporary directory, then
+``reading_order_edit`` from OmniDocBench's own code rather than from the package's port of its
+text matcher (`page_match`): an opt-in cross-check of the port. `Reference.score` runs, for
+one page, what its ``configs/end2end.yaml`` runs for a whole dataset: ``End2EndDataset``
+(``match_method: quick_match``, its timeouts and fallbacks) on a one-page ground-truth file and
+a one-file prediction folder in a temporary directory, then
 its ``Edit_dist`` metric on the ``text_block``, ``display_formula`` and ``reading_order``
 samples, called as ``End2EndEval`` calls it, and reads back its per-page values (its
 ``*_per_page_edit.json``) and its matched samples (the sums and the pairs behind them).
@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,18 +112,20 @@ class Reference:
     commit: str | None
 
     @property
-    def scoring_suffix(self) -> str:
-        """What the scoring id adds for numbers made by this checkout: the commit when it is
-        known to differ from the pinned one, so that its numbers never compare with the
-        pinned commit's."""
+    def identity(self) -> str:
+        """Who made the text numbers, for the scorer's identity: ``reference``, with the
+        commit when it is known to differ from the pinned one, so that its numbers never
+        compare with the pinned commit's."""
         if self.commit is None or self.commit.startswith(PINNED_COMMIT):
-            return "+text-reference"
-        return f"+text-reference@{self.commit[:7]}"
+            return "reference"
+        return f"reference@{self.commit[:7]}"
 
-    def note(self) -> str:
-        """The suite's note: which code made the text, formula and reading-order numbers."""
+    def note(self, shown: str | None = None) -> str:
+        """The suite's note: which code made the text, formula and reading-order numbers
+        (`shown`: the checkout's folder as the report shows it)."""
         head = (
-            f"text_edit, formula_edit, reading_order_edit: OmniDocBench's own code at {self.path}"
+            "text_edit, formula_edit, reading_order_edit: OmniDocBench's own code at "
+            f"{shown or self.path}"
         )
         if self.commit is None:
             return f"{head} (commit unknown: not a git checkout; expected {PINNED_COMMIT})"
@@ -157,7 +160,7 @@ class Reference:
                     "metrics": _METRICS_CONFIG,
                 }
                 try:
-                    with contextlib.chdir(root), _quiet(), _latex_in_process():
+                    with contextlib.chdir(root), _quiet(), _latex_in_process(), _no_warnings():
                         dataset = pipeline.dataset(config)
                         (root / "result").mkdir()  # where its metric writes
                         for element, metric_config in _METRICS_CONFIG.items():
@@ -227,6 +230,14 @@ def _load(checkout: Path) -> _Pipeline:
 
 
 def _import(checkout: Path) -> _Pipeline:
+    # Its modules hold invalid escape sequences and call deprecated pandas: warnings about
+    # another project's code, which the user can do nothing about, are not shown.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _import_quietly(checkout)
+
+
+def _import_quietly(checkout: Path) -> _Pipeline:
     loaded = sys.modules.get("src")
     if loaded is not None and not _is_under(loaded, checkout):
         raise OmniDocBenchReferenceError(
@@ -288,6 +299,13 @@ def _quiet() -> Iterator[None]:
         contextlib.redirect_stdout(sink),
         contextlib.redirect_stderr(sink),
     ):
+        yield
+
+
+@contextlib.contextmanager
+def _no_warnings() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         yield
 
 

@@ -1,22 +1,25 @@
 """OmniDocBench v1.6's per-page end-to-end scoring, reimplemented (the contract with the kind).
 
 `score_page` scores one annotated page against the page's predicted markdown the way
-OmniDocBench's own `End2EndDataset` (``match_method: quick_match``) and `End2EndEval` score it;
-`leaderboard` aggregates pages the way its report does. The numbers equal the reference's
-(tests/test_omnidocbench_parity.py runs its code on the demo pages); nothing here imports it.
+OmniDocBench's own `End2EndDataset` (``match_method: quick_match``, ``configs/end2end.yaml``)
+and `End2EndEval` score it; `leaderboard` aggregates pages the way its report and leaderboard
+do. The numbers equal its code's (tests/test_omnidocbench_parity.py runs it on the demo pages
+and on generated pages covering the matcher's branches); nothing here imports it.
 
-A metric is given only where it equals the reference; `COMPUTED_METRICS` lists them. Today
-those are ``table_teds`` and ``table_teds_s``: the text, formula and reading-order numbers hang
-on the reference's whole text matcher (``quick_match`` with its merge/split search, the formula
-candidate search that hands formula-looking text to the text pairs, and their fallbacks), not
-reimplemented yet; `NOT_COMPUTED` says so per metric, in words a report can show. Given a
-checkout of OmniDocBench's code (`reference.Reference`, the suite's ``reference`` key), those
-three come from its own code instead (`reference`), and `scoring_id` says so.
+* ``text_edit``, ``formula_edit``, ``reading_order_edit``: its whole text matcher
+  (`page_match`), then its ``Edit_dist`` per page (`edit_scores`). Given a checkout of its
+  code (`reference.Reference`, the suite's ``reference`` key), these three come from its own
+  code instead (the opt-in cross-check), and `scoring_id` says so.
+* ``table_teds``, ``table_teds_s``: its table finder, pairing and TEDS (`tables`).
+* ``formula_cdm``: CDM per matched display formula (`cdm`), computed in an engine stage
+  where TeX Live is installed; `cdm_page` makes the page's value from its rows' scores.
+* ``overall`` (leaderboard only): ((1 - Text Edit) x 100 + Formula CDM x 100 + Table TEDS x
+  100) / 3, as its leaderboard computes it, where all three exist.
 
-Timeouts: the reference gives TEDS 0 to a table pair that takes over 120 s, and falls back to a
-chunked matcher for a page whose text matching takes over 420 s. Ours has no timeout: it
-computes the exact TEDS of every pair (a 40x12 table pair: under a second on a busy 2-core
-machine).
+Timeouts: its text matching falls back to a chunked match after 420 s a page (300 s for its
+merge search); the same deadlines are checked here (`deadlines`), and a page that passes one is
+noted. It gives TEDS 0 to a table pair that takes over 120 s; ours computes every pair's exact
+TEDS (a 40x12 table pair: under a second on a busy 2-core machine).
 """
 
 from __future__ import annotations
@@ -32,54 +35,41 @@ from pytest_doceval.kinds.omnidocbench.annotations import (
     in_reading_order,
     truth_elements,
 )
+from pytest_doceval.kinds.omnidocbench.cdm_inputs import CdmInputs
+from pytest_doceval.kinds.omnidocbench.edit_scores import EditScore, edit_scores
+from pytest_doceval.kinds.omnidocbench.formula_lines import split_truth_formulas
+from pytest_doceval.kinds.omnidocbench.lines import TruthBlock
 from pytest_doceval.kinds.omnidocbench.markdown_tables import predicted_tables
 from pytest_doceval.kinds.omnidocbench.matched_block import MatchedBlock
-from pytest_doceval.kinds.omnidocbench.reference import METRIC_OF_ELEMENT, Reference
+from pytest_doceval.kinds.omnidocbench.page_match import PageMatch, match_page
+from pytest_doceval.kinds.omnidocbench.quick_match import MatchSettings
+from pytest_doceval.kinds.omnidocbench.reference import Reference
 from pytest_doceval.kinds.omnidocbench.tables import pair_tables
 
 SCORING_ID = "omnidocbench-v1.6@9dc1dec"
 __all__ = [
-    "COMPUTED_METRICS",
-    "NOT_COMPUTED",
     "PAGE_METRICS",
     "SCORING_ID",
     "MatchedBlock",
     "OmniDocBenchInputError",
     "PageScore",
+    "cdm_page",
     "leaderboard",
-    "not_computed",
+    "overall",
     "score_page",
-    "scoring_id",
 ]
 
 PAGE_METRICS: tuple[str, ...] = (
     "text_edit",
     "formula_edit",
+    "formula_cdm",
     "table_teds",
     "table_teds_s",
     "reading_order_edit",
 )
-COMPUTED_METRICS: tuple[str, ...] = ("table_teds", "table_teds_s")
-_NOT_YET = "not computed: OmniDocBench's text matcher (quick_match) is not reimplemented yet"
-NOT_COMPUTED: Mapping[str, str] = {
-    "text_edit": _NOT_YET,
-    "formula_edit": _NOT_YET,
-    "reading_order_edit": _NOT_YET,
-}
-
-
-def scoring_id(reference: Reference | None) -> str:
-    """The scoring id of numbers made with `reference` (None: ours alone): baselines made
-    by the two paths never compare."""
-    return SCORING_ID if reference is None else SCORING_ID + reference.scoring_suffix
-
-
-def not_computed(reference: Reference | None) -> Mapping[str, str]:
-    """The metrics not given, with the reason: `NOT_COMPUTED`, less what `reference` gives."""
-    if reference is None:
-        return NOT_COMPUTED
-    given = set(METRIC_OF_ELEMENT.values())
-    return {metric: why for metric, why in NOT_COMPUTED.items() if metric not in given}
+# Errors the matcher raises on input it cannot read, as OmniDocBench's own code does (it stops
+# the whole run); here they are the page's error, with the cause.
+_MATCHER_FAILURES = (ValueError, TypeError, KeyError, IndexError, AttributeError)
 
 
 @dataclass(frozen=True)
@@ -90,6 +80,11 @@ class PageScore:
     counts: Mapping[str, tuple[float, float]]  # "text_edit": (Σ edits, Σ max_len), corpus rates
     blocks: tuple[MatchedBlock, ...]
     notes: tuple[str, ...]  # e.g. "empty prediction: scored as OmniDocBench scores it"
+    formulas: tuple[CdmInputs, ...] = ()  # the display formulas CDM scores, in row order
+    formula_page: bool = False  # the truth has a display formula: CDM counts the page (0 if none)
+    fallbacks: tuple[str, ...] = ()  # the matcher's fallbacks taken (`page_log`)
+    deadlines: tuple[str, ...] = ()  # the deadlines it passed
+    formula_candidate: str | None = None  # the formula match kept, when not the text match's
 
 
 def _order(element: Mapping[str, Any]) -> int | None:
@@ -128,42 +123,156 @@ def _table_scores(
     return metrics, counts, blocks
 
 
-def score_page(
-    page: Mapping[str, Any], prediction: str, reference: Reference | None = None
-) -> PageScore:
-    """Score one page of OmniDocBench's annotation JSON against its predicted markdown.
+def _first(positions: Sequence[Any]) -> int | None:
+    value = positions[0] if positions else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
-    Raises OmniDocBenchInputError naming the cause on an annotation not in the format.
-    Only the metrics whose numbers equal the reference's are given (see the kind's README):
-    ``table_teds`` and ``table_teds_s``, and with `reference` (a checkout of OmniDocBench's
-    code) also ``text_edit``, ``formula_edit`` and ``reading_order_edit`` from its own code
-    (OmniDocBenchReferenceError when it cannot run).
-    """
+
+def _edit_blocks(category: str, score: EditScore | None) -> list[MatchedBlock]:
+    if score is None:
+        return []
+    return [
+        MatchedBlock(
+            category,
+            row.truth,
+            row.prediction,
+            row.edits,
+            row.longer,
+            _first(row.pair.gt_position),
+            row.pair.pred_position if isinstance(row.pair.pred_position, int) else None,
+        )
+        for row in score.rows
+    ]
+
+
+def _match_notes(match: PageMatch) -> list[str]:
+    notes = [f"deadline passed: {what}" for what in match.log.deadlines]
+    if match.log.fallbacks:
+        notes.append("matcher fallbacks: " + ", ".join(match.log.fallbacks))
+    return notes
+
+
+def _native_text(
+    page: Mapping[str, Any], prediction: str, settings: MatchSettings | None
+) -> tuple[PageMatch, dict[str, float], dict[str, tuple[float, float]], list[MatchedBlock]]:
+    try:
+        match = match_page(page, prediction, settings)
+    except OmniDocBenchInputError:
+        raise
+    except _MATCHER_FAILURES as exc:
+        raise OmniDocBenchInputError(
+            f"OmniDocBench's matcher fails on this page ({type(exc).__name__}: {exc}); its own "
+            "code stops on it too"
+        ) from exc
+    scores = edit_scores(match)
+    metrics: dict[str, float] = {}
+    counts: dict[str, tuple[float, float]] = {}
+    for metric, score in (
+        ("text_edit", scores.text),
+        ("formula_edit", scores.formula),
+        ("reading_order_edit", scores.order),
+    ):
+        if score is not None and score.value is not None:
+            metrics[metric] = score.value
+            counts[metric] = (float(score.edits), float(score.longer))
+    blocks = _edit_blocks("text_block", scores.text) + _edit_blocks(
+        "display_formula", scores.formula
+    )
+    return match, metrics, counts, blocks
+
+
+def formula_lines(page: Mapping[str, Any]) -> int:
+    """How many truth formula lines the page has (multi-line formulas split as the matcher
+    splits them): about how many formulas CDM renders for it (0 for an annotation the matcher
+    cannot read; its test says why)."""
+    try:
+        blocks = [TruthBlock.of(e) for e in truth_elements(page).get("equation_isolated", [])]
+        return len(split_truth_formulas(blocks))
+    except (OmniDocBenchInputError, *_MATCHER_FAILURES):
+        return 0
+
+
+def has_display_formula(page: Mapping[str, Any]) -> bool:
+    """Whether OmniDocBench counts the page for CDM (a display formula not ignored)."""
+    return any(
+        e.get("category_type") == "equation_isolated" and not e.get("ignore", False)
+        for e in page["layout_dets"]
+    )
+
+
+def score_page(
+    page: Mapping[str, Any],
+    prediction: str,
+    reference: Reference | None = None,
+    settings: MatchSettings | None = None,
+) -> PageScore:
+    """Score one page of OmniDocBench's annotation JSON against its predicted markdown: every
+    metric but ``formula_cdm`` (`cdm_page`, from the CDM stage's scores of `formulas`).
+
+    Raises OmniDocBenchInputError naming the cause on an annotation not in the format or one
+    the matcher cannot read. With `reference` (a checkout of OmniDocBench's code), its own code
+    gives ``text_edit``, ``formula_edit`` and ``reading_order_edit`` (OmniDocBenchReferenceError
+    when it cannot run)."""
     check_page(page)
     notes: list[str] = []
     if not prediction.strip():
         notes.append(
             "empty prediction: scored as OmniDocBench scores it (every truth block unmatched)"
         )
-    metrics, counts, blocks = _table_scores(page, prediction, notes)
+    metrics, counts, table_blocks = _table_scores(page, prediction, notes)
+    match, text_metrics, text_counts, blocks = _native_text(page, prediction, settings)
     if reference is not None:
         text = reference.score(page, prediction)
-        metrics.update(text.metrics)
-        counts.update(text.counts)
-        blocks = [*text.blocks, *blocks]
-    return PageScore(metrics=metrics, counts=counts, blocks=tuple(blocks), notes=tuple(notes))
+        text_metrics, text_counts, blocks = dict(text.metrics), dict(text.counts), list(text.blocks)
+    else:
+        notes += _match_notes(match)
+    metrics.update(text_metrics)
+    counts.update(text_counts)
+    return PageScore(
+        metrics=metrics,
+        counts=counts,
+        blocks=(*blocks, *table_blocks),
+        notes=tuple(notes),
+        formulas=tuple(row.cdm for row in match.formulas),
+        formula_page=has_display_formula(page),
+        fallbacks=tuple(match.log.fallbacks),
+        deadlines=tuple(match.log.deadlines),
+        formula_candidate=match.log.formula_candidate,
+    )
+
+
+def cdm_page(scores: Sequence[float], formula_page: bool) -> float | None:
+    """The page's Formula CDM: the mean of its formulas' scores; 0 for a page whose truth has
+    a display formula but no row was matched (OmniDocBench's missing-page rows); None for a
+    page CDM does not count."""
+    if scores:
+        return sum(scores) / len(scores)
+    return 0.0 if formula_page else None
+
+
+def overall(board: Mapping[str, float]) -> float | None:
+    """The leaderboard's Overall: ((1 - Text Edit) x 100 + CDM x 100 + TEDS x 100) / 3, in
+    its order of operations; None unless all three exist."""
+    if not all(m in board for m in ("text_edit", "formula_cdm", "table_teds")):
+        return None
+    text, cdm, teds = board["text_edit"], board["formula_cdm"], board["table_teds"]
+    return ((1.0 - text) * 100.0 + cdm * 100.0 + teds * 100.0) / 3.0
 
 
 def leaderboard(pages: Sequence[PageScore]) -> dict[str, float]:
     """The numbers OmniDocBench prints for these pages, by its own aggregation.
 
     Every metric is a mean over the pages that have it (the leaderboard's page-level
-    numbers: ``ALL_page_avg`` for the edit distances, the ``page`` split for TEDS, whose
-    per-page value is the mean over the page's truth tables). A metric no page has is absent.
+    numbers: ``ALL_page_avg`` for the edit distances, the ``page`` split for TEDS and CDM,
+    whose per-page value is the mean over the page's truth tables or formulas). A metric no
+    page has is absent; ``overall`` where its three parts exist.
     """
     board: dict[str, float] = {}
     for metric in PAGE_METRICS:
         values = [p.metrics[metric] for p in pages if metric in p.metrics]
         if values:
             board[metric] = sum(values) / len(values)
+    total = overall(board)
+    if total is not None:
+        board["overall"] = total
     return board

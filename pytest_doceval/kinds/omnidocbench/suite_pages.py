@@ -18,9 +18,10 @@ OmniDocBench scores it, with a note.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ from pytest_doceval.errors import CaseInputError, SuiteConfigError
 from pytest_doceval.files import not_utf8
 from pytest_doceval.systems.base import ImageParser, Parser, run_system
 
+TIER = "tier"
+TIERS = ("base", "hard")
 FORMAT_HINT = (
     "expected OmniDocBench's annotation format: a JSON list of pages, each an object with "
     "layout_dets (a list of blocks) and page_info (with image_path)"
@@ -43,22 +46,35 @@ class Page:
     image: str  # the image's file name, e.g. ``book_p12.jpg``
     annotation: Mapping[str, Any]
     attributes: Mapping[str, Any] = field(default_factory=dict)
+    tier: str | None = None  # "base" or "hard" where known (`with_tier`)
 
     @property
     def case(self) -> str:
         return Path(self.image).stem
 
+    def with_tier(self, base: frozenset[str] | None) -> Page:
+        """The page with its tier: from `base` (the Base pages' image names) when given,
+        else from a ``tier`` page attribute ("base" or "hard") when the annotations have one."""
+        if base is not None:
+            return dataclasses.replace(self, tier="base" if self.image in base else "hard")
+        marked = str(self.attributes.get(TIER, "")).lower()
+        return dataclasses.replace(self, tier=marked if marked in TIERS else None)
+
     def labels(self) -> dict[str, str]:
         """The page's ``page_attribute`` as row labels: a list (special issues) joined by
         ``", "`` in its order (an empty list gives no label: the page is in none of its
-        groups)."""
+        groups); then its tier, where known."""
         out: dict[str, str] = {}
         for key, value in self.attributes.items():
+            if key == TIER:
+                continue
             if isinstance(value, list):
                 if value:
                     out[str(key)] = ", ".join(str(v) for v in value)
             else:  # as OmniDocBench's page split writes it: str() of the value
                 out[str(key)] = str(value)
+        if self.tier:
+            out[TIER] = self.tier
         return out
 
 
@@ -81,19 +97,21 @@ def attribute_groups(labels: Mapping[str, str], listed: Sequence[str] = ()) -> l
     return groups
 
 
-def load_pages(file: Path, source: Path) -> list[Page]:
-    """The pages of annotation `file`, or a `SuiteConfigError` (naming `file`, and `source`,
-    the suite.toml that points at it) when it is not in OmniDocBench's format."""
+def load_pages(file: Path, source: Path, shown: Callable[[Path], str] = str) -> list[Page]:
+    """The pages of annotation `file`, or a `SuiteConfigError` (naming `file` as `shown`
+    shows it, and `source`, the suite.toml that points at it) when it is not in
+    OmniDocBench's format."""
+    name = shown(file)
 
     def bad(cause: str) -> SuiteConfigError:
-        return SuiteConfigError(f"{file} (annotations of {source}): {cause}; {FORMAT_HINT}")
+        return SuiteConfigError(f"{name} (annotations of {source}): {cause}; {FORMAT_HINT}")
 
     try:
         data = file.read_bytes()
     except FileNotFoundError:
-        raise SuiteConfigError(f"{source}: annotations file {file} does not exist") from None
+        raise SuiteConfigError(f"{source}: annotations file {name} does not exist") from None
     except OSError as exc:
-        raise SuiteConfigError(f"{file}: cannot read the annotations: {exc}") from None
+        raise SuiteConfigError(f"{name}: cannot read the annotations: {exc}") from None
     try:
         pages = json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
@@ -165,3 +183,23 @@ def image_as_pdf(image: Path) -> bytes:
     except Exception as exc:  # PyMuPDF raises its own and plain runtime errors
         raise CaseInputError(f"{image}: not a page image PyMuPDF can read ({exc})") from None
     return data
+
+
+def base_page_names(file: Path, source: Path) -> frozenset[str]:
+    """The Base tier's image names from `file`: OmniDocBench v1.5's annotation file (a JSON
+    list of pages), or text with one image name a line; a `SuiteConfigError` naming it when it
+    cannot be read."""
+    try:
+        text = file.read_text("utf-8-sig")
+    except OSError as exc:
+        raise SuiteConfigError(f"{source}: base_pages {file.name}: {exc.strerror or exc}") from None
+    if text.lstrip().startswith("["):
+        try:
+            pages = json.loads(text)
+            return frozenset(Path(p["page_info"]["image_path"]).name for p in pages)
+        except (json.JSONDecodeError, TypeError, KeyError) as exc:
+            raise SuiteConfigError(
+                f"{source}: base_pages {file.name} is neither an annotation file (pages with "
+                f"page_info.image_path) nor a list of image names ({exc})"
+            ) from None
+    return frozenset(Path(line.strip()).name for line in text.splitlines() if line.strip())

@@ -23,6 +23,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Final
 
 # LaTeX commands and glyphs a cell may use for one symbol, applied in this order.
@@ -149,6 +150,7 @@ def _normalise_tree(markup: str) -> str:
     return str(soup)
 
 
+@lru_cache(maxsize=1024)  # the table pairing and the reading-order rows read the same tables
 def normalised_table_html(text: str) -> str:
     """`text` (one HTML table, as written) in OmniDocBench's normal form; "" if not a table."""
     if "<table" not in text.replace(" ", "").replace("'", '"'):
