@@ -175,14 +175,12 @@ def shipped(*names: str) -> Callable[[pytest.Pytester], None]:
     return copy
 
 
-ODB_PATHS = pytest.mark.xfail(strict=True, reason="omnidocbench paths: issue 34 branch")
-
 PROJECTS = [
     pytest.param(documents, id="documents"),
     pytest.param(exam, id="exam"),
     pytest.param(facts, id="facts"),
     pytest.param(guesses, id="readme-kind"),
-    pytest.param(omnidocbench, id="omnidocbench", marks=ODB_PATHS),
+    pytest.param(omnidocbench, id="omnidocbench"),
     pytest.param(shipped("receipts", "speaker-index"), id="shipped-extraction"),
     # The shipped suites that parse and OCR PDFs and images: minutes on a cold cache.
     pytest.param(shipped("civil-exams"), id="shipped-exam", marks=pytest.mark.slow),
