@@ -95,7 +95,14 @@ def flag_reasons(
     """{system: {reason: cases}} of measured rows flagged on `metric` (``row["flags"]``,
     metric -> reasons its value may mislead), for `systems` only when given. With `dominance`
     (`MetricSpec.flag_dominance`), a system is listed only when its flagged rows carry more
-    than that share of the sum of its rows' values of `metric`."""
+    than that share of the sum of its rows' values of `metric`. Rows with a table of their
+    numbers (`row_file.Rows`, a room above this one) are read from it."""
+    table, order = getattr(rows, "table", None), getattr(rows, "order", None)
+    if table is not None and order is not None:
+        found: dict[str, dict[str, int]] = table.flag_reasons(
+            metric, order, systems, dominance=dominance
+        )
+        return found
     out: dict[str, dict[str, int]] = {}
     flagged_sum: dict[str, float] = {}
     total_sum: dict[str, float] = {}

@@ -23,7 +23,7 @@ from pytest_doceval.run import shards
 from pytest_doceval.run.analysis_cache import AnalysisCache
 from pytest_doceval.run.case_gates import SuiteBaselines, case_gate_failures
 from pytest_doceval.run.catalog import SuiteCatalog
-from pytest_doceval.run.controller import Controller
+from pytest_doceval.run.controller import Controller, partial_record
 from pytest_doceval.run.progress import summary_line
 from pytest_doceval.run.score_cache import ScoreCache
 from pytest_doceval.run.stage_run import StageRun
@@ -84,6 +84,7 @@ class DocevalSession:
             invoked_in=Path(config.invocation_params.dir),
             prepare_ahead=_is_xdist_controller(config),
             analysis=AnalysisCache(self.cache),
+            record=partial_record(options.json_path),
         )
         # A result whose inputs, outputs and scoring code are unchanged is read, not scored.
         self.scores = ScoreCache(

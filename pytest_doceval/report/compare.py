@@ -18,7 +18,8 @@ from pytest_doceval.gates import format_pp
 from pytest_doceval.kinds.analyses import values_by_system
 from pytest_doceval.metrics.spec import headline, specs_from_section
 from pytest_doceval.report.schema import Report
-from pytest_doceval.rows import FLAG_MARK, describe_flags, flag_reasons, is_measured
+from pytest_doceval.row_file import Rows
+from pytest_doceval.rows import FLAG_MARK, describe_flags, flag_reasons
 from pytest_doceval.stats.comparisons import verdict
 from pytest_doceval.stats.power import paired_mde
 
@@ -150,15 +151,21 @@ def baseline_case_changes(report: Report) -> list[CaseChange]:
     for suite, section in report["suites"].items():
         specs = specs_from_section(section)
         names = headline(specs)
-        for row in section.get("results", []):
-            baseline = row.get("baseline") or {}
-            if not is_measured(row):
+        rows = Rows.of(section.get("results", []))
+        table = rows.table  # the rows' numbers: nothing decoded
+        pairs = [
+            (m, table.baseline.get(m), table.metrics.get(m), specs[m].direction) for m in names
+        ]
+        for i in rows.order:
+            if not table.measured(i):
                 continue
-            for metric in names:
-                old, new = baseline.get(metric), row["metrics"].get(metric)
-                if isinstance(old, int | float) and isinstance(new, int | float):
-                    key = (suite, str(row["system"]), metric, str(row["case"]))
-                    _add_change(out, key, float(old), float(new), specs[metric].direction)
+            for metric, before, after, direction in pairs:
+                if before is None or after is None:
+                    continue
+                old, new = before[i], after[i]
+                if old == old and new == new:  # neither is NaN (no value)
+                    key = (suite, table.systems[i], metric, table.cases[i])
+                    _add_change(out, key, old, new, direction)
     return _worst_first(out)
 
 
