@@ -23,6 +23,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+import orjson
+
 from pytest_doceval.errors import DocevalError
 from pytest_doceval.row_table import RowTable, sort_order
 from pytest_doceval.rows import MEASURED, Row, plain
@@ -30,6 +32,27 @@ from pytest_doceval.rows import MEASURED, Row, plain
 _ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 _ENCODE_ASCII = json.JSONEncoder(ensure_ascii=True, allow_nan=False).encode
 _VOLATILE = "duration"  # the one field of a row that differs between runs of unchanged tests
+
+
+# A run of digits this long may be an integer beyond 64 bits, which orjson reads as a float.
+# Found by mapping digits to 0 and the rest to a space (a regular expression took ten times
+# longer than the parse it guards).
+_LONG_RUN = b"0" * 19
+_DIGITS = bytes(c if 48 <= c <= 57 else 32 for c in range(256)).replace(b"123456789", b"0" * 9)
+
+
+def decode_row(line: bytes) -> Any:
+    """``json.loads(line)``, by orjson where it reads the line the same way: three times as
+    fast, most of the time of reading a report of 200,000 rows. Not for a line with a run of
+    19 digits (an integer orjson would read as a float), and not where orjson refuses the
+    line (a lone surrogate's escape, NaN written by another tool): `json` reads those, or
+    raises its error with the position."""
+    if line.translate(_DIGITS).find(_LONG_RUN) < 0:
+        try:
+            return orjson.loads(line)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(line)
 
 
 def encode_row(row: Mapping[str, Any]) -> tuple[dict[str, Any], bytes, bytes]:
@@ -136,12 +159,15 @@ class Rows(Sequence[Row]):
 
     @classmethod
     def of(cls, rows: Sequence[Mapping[str, Any]]) -> Rows:
-        """`rows` as they are (a `Rows` unchanged; a list of dicts kept in memory)."""
+        """`rows` as they are (a `Rows` unchanged; a list of dicts kept in memory, leaving out
+        anything in it that is not a mapping)."""
         if isinstance(rows, Rows):
             return rows
         table = RowTable()
         kept: list[Row] = []
         for row in rows:
+            if not isinstance(row, Mapping):
+                continue
             table.add(plain(row))
             kept.append(row)  # type: ignore[arg-type]
         return cls(table, memory=kept)
@@ -197,7 +223,7 @@ class Rows(Sequence[Row]):
         assert self._lines is not None
         data = self._lines.read(i)
         try:
-            row: Row = json.loads(data)
+            row: Row = decode_row(data)
         except ValueError as exc:
             where = f"{self._lines.files[self._lines.source[i]]}: at byte {self._lines.offset[i]}"
             raise DocevalError(f"{where}: a row is not JSON ({exc})") from exc

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from pytest_doceval.errors import DocevalError
 from pytest_doceval.report.json_report import load_report, report_text, save_report
-from pytest_doceval.row_file import RowRecord, Rows, encode_row
+from pytest_doceval.row_file import RowRecord, Rows, decode_row, encode_row
 from pytest_doceval.rows import plain
 
 texts = st.text(
@@ -63,6 +63,35 @@ def test_a_rows_line_is_its_json_with_the_duration_last(row: dict[str, Any]) -> 
     without = {k: v for k, v in data.items() if k != "duration"}
     assert json.loads(steady) == without
     assert list(json.loads(line))[-1] == "duration" or "duration" not in row
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=12,
+)
+
+
+@settings(deadline=None, max_examples=200)
+@given(json_values, st.booleans())
+def test_a_line_is_decoded_as_json_decodes_it(value: Any, ascii_only: bool) -> None:
+    """orjson where it reads the line the same way, `json` elsewhere: always `json`'s value
+    (floats to the bit, integers beyond 64 bits, escapes)."""
+    line = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
+    try:
+        expected = json.loads(line)
+    except ValueError:  # a lone surrogate raw in UTF-8: not JSON for either
+        with pytest.raises(ValueError):
+            decode_row(line)
+        return
+    found = decode_row(line)
+    assert json.dumps(found) == json.dumps(expected)  # floats compared by their repr
+    for special in (b'{"a": NaN}', b'{"a": "\\ud800"}', b'{"a": 12345678901234567890123}'):
+        assert repr(decode_row(special)) == repr(json.loads(special))
 
 
 def test_a_lone_surrogate_is_written_as_an_escape_and_read_back(tmp_path: Path) -> None:

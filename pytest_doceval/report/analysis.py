@@ -14,8 +14,12 @@ iterate.
 
 from __future__ import annotations
 
+import contextvars
+import functools
+import os
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from pytest_doceval import stats
 from pytest_doceval.config import StatsConfig
@@ -37,6 +41,7 @@ from pytest_doceval.row_file import Rows
 from pytest_doceval.rows import Row, flag_reasons
 from pytest_doceval.stats.interval import Interval
 from pytest_doceval.stats.power import paired_mde
+from pytest_doceval.stats.resampling import shared_draws
 
 
 def aggregates(
@@ -48,20 +53,54 @@ def aggregates(
     (``pooled``: the pooled weighted share); ``flagged``: {reason: cases} when rows flag the
     metric (``row["flags"]``)."""
     rows = Rows.of(rows)
-    out: dict[str, dict[str, Aggregate]] = {}
+    places: list[tuple[str, str]] = []
+    jobs: list[tuple[int, Callable[[], Aggregate]]] = []
     for metric, spec in specs.items():
         flagged = flag_reasons(rows, metric, dominance=spec.flag_dominance)
         for system, cases in values_by_system(rows, metric).items():
             ordered = [cases[c] for c in sorted(cases)]
-            entry = aggregate_entry(metric_interval(ordered, spec, config))
-            if spec.counts is not None:
-                _set_corpus(entry, _corpus(rows, system, spec.counts, config))
-            if spec.pooled is not None:
-                _set_corpus(entry, _pooled(rows, system, spec.pooled, config))
-            if system in flagged:
-                entry["flagged"] = flagged[system]
-            out.setdefault(system, {})[metric] = entry
+            job = functools.partial(_aggregate, rows, system, ordered, spec, config, flagged)
+            places.append((system, metric))
+            jobs.append((len(ordered), job))
+    out: dict[str, dict[str, Aggregate]] = {}
+    for (system, metric), entry in zip(places, _each(jobs), strict=True):
+        out.setdefault(system, {})[metric] = entry
     return out
+
+
+def _aggregate(
+    rows: Rows,
+    system: str,
+    values: list[float],
+    spec: MetricSpec,
+    config: StatsConfig,
+    flagged: Mapping[str, dict[str, int]],
+) -> Aggregate:
+    entry = aggregate_entry(metric_interval(values, spec, config))
+    if spec.counts is not None:
+        _set_corpus(entry, _corpus(rows, system, spec.counts, config))
+    if spec.pooled is not None:
+        _set_corpus(entry, _pooled(rows, system, spec.pooled, config))
+    if system in flagged:
+        entry["flagged"] = flagged[system]
+    return entry
+
+
+# Intervals of big suites are computed two at a time: numpy resamples without the GIL.
+_THREADS = 2
+_BIG = 2_000  # cases from which an interval is worth a thread
+
+
+def _each(jobs: list[tuple[int, Callable[[], Aggregate]]]) -> list[Aggregate]:
+    """Every job's result (each with the cases it resamples), in order: on `_THREADS` threads
+    when one has `_BIG` cases or more (each in a copy of this context, so
+    `resampling.shared_draws` reaches them), else one after another. Each interval is
+    computed alone, so the order they finish in changes nothing."""
+    if max((n for n, _ in jobs), default=0) < _BIG or min(_THREADS, os.cpu_count() or 1) < 2:
+        return [job() for _, job in jobs]
+    with ThreadPoolExecutor(_THREADS, thread_name_prefix="doceval-interval") as pool:
+        running = [pool.submit(contextvars.copy_context().run, job) for _, job in jobs]
+        return [future.result() for future in running]
 
 
 def _set_corpus(entry: Aggregate, interval: Interval) -> None:
@@ -76,9 +115,8 @@ _EDITS = ("substitutions", "deletions", "insertions", "reference_length")
 def _corpus(rows: Rows, system: str, counts_key: str, config: StatsConfig) -> Interval:
     """Sum of edits / sum of reference lengths over the system's measured rows that have the
     counts entry `counts_key`, with its case bootstrap."""
-    counts = rows.table.counts_entries(counts_key, _EDITS, rows.order, system)
-    errors = [s + d + i for s, d, i, _ in counts]
-    lengths = [n for *_, n in counts]
+    subs, dels, ins, lengths = rows.table.counts_entries(counts_key, _EDITS, rows.order, system)
+    errors = subs + dels + ins  # whole numbers: the same sums as the rows' integers
     return stats.bootstrap_ratio_ci(
         errors, lengths, resamples=config.resamples, confidence=config.confidence, seed=config.seed
     )
@@ -254,17 +292,19 @@ def analyse_suite(
     rows = ordered if isinstance(rows, Rows) else in_memory(ordered)
     specs = specs_from_section(meta)
     gate_rules = meta["gate_rules"]["suite"] if "gate_rules" in meta else {}
-    section: SuiteSection = {
-        **meta,
-        "outcomes": outcome_counts(ordered),
-        "results": rows,
-        "aggregates": aggregates(ordered, specs, config),
-        "baseline_deltas": baseline_deltas(ordered, specs, config),
-        "gates": suite_gate_results(ordered, gate_rules, specs, config),
-        "analysis_keys": [a.key for a in analyses],
-        "unused_baseline": list(unused_baseline),
-        "baseline_changes": list(baseline_changes),
-    }
-    results = {a.key: a(ordered, meta, config) for a in analyses}
+    # Every interval of the suite over n cases resamples the same cases (one seed): drawn once.
+    with shared_draws():
+        section: SuiteSection = {
+            **meta,
+            "outcomes": outcome_counts(ordered),
+            "results": rows,
+            "aggregates": aggregates(ordered, specs, config),
+            "baseline_deltas": baseline_deltas(ordered, specs, config),
+            "gates": suite_gate_results(ordered, gate_rules, specs, config),
+            "analysis_keys": [a.key for a in analyses],
+            "unused_baseline": list(unused_baseline),
+            "baseline_changes": list(baseline_changes),
+        }
+        results = {a.key: a(ordered, meta, config) for a in analyses}
     add_kind_keys(section, results, before="unused_baseline")
     return section

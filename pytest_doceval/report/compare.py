@@ -10,7 +10,7 @@ p-values and Cohen's d_z -- the same statistics a run reports against its baseli
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from pytest_doceval import stats
 from pytest_doceval.errors import DocevalError
@@ -133,10 +133,16 @@ def case_changes(old: Report, new: Report, rows: Iterable[Comparison]) -> list[C
     """Every case whose value moved, for the (suite, system, metric) of `rows`, worst first:
     ``worsening`` is the change in the metric's bad direction (negative for an improvement)."""
     out: list[CaseChange] = []
+    values: dict[tuple[str, str], tuple[Any, Any]] = {}  # (suite, metric): both reports' values
     for row in rows:
         suite, system, metric = row["suite"], row["system"], row["metric"]
-        before = values_by_system(old["suites"][suite]["results"], metric).get(system, {})
-        after = values_by_system(new["suites"][suite]["results"], metric).get(system, {})
+        if (suite, metric) not in values:
+            values[(suite, metric)] = (
+                values_by_system(old["suites"][suite]["results"], metric),
+                values_by_system(new["suites"][suite]["results"], metric),
+            )
+        before_all, after_all = values[(suite, metric)]
+        before, after = before_all.get(system, {}), after_all.get(system, {})
         for case in sorted(set(before) & set(after)):
             _add_change(
                 out, (suite, system, metric, case), before[case], after[case], row["direction"]

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, cast
 from pytest_doceval.atomic import atomic_file
 from pytest_doceval.errors import DocevalError
 from pytest_doceval.report.schema import Environment, Report, StatsSettings, SuiteSection
-from pytest_doceval.row_file import RowLines, Rows
+from pytest_doceval.row_file import RowLines, Rows, decode_row
 from pytest_doceval.row_table import RowTable
 from pytest_doceval.rows import plain
 
@@ -284,7 +284,7 @@ class _RowReader:
         indent = len(body) - len(body.lstrip(b" "))
         body = body[indent:]
         try:
-            row = json.loads(body)
+            row = decode_row(body)
         except ValueError as exc:
             size = self.path.stat().st_size
             # A row cut short by the end of the file: the file was truncated there.

@@ -21,7 +21,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pytest_doceval.errors import DocevalError
 from pytest_doceval.report.schema import HASH_BASIS
+from pytest_doceval.row_file import Rows
 
 # One case of a run: (suite, case).
 Case = tuple[str, str]
@@ -57,23 +59,31 @@ def recorded_durations(report: Mapping[str, Any]) -> dict[Case, float]:
     durations: dict[Case, float] = {}
     suites = report.get("suites")
     for suite, section in suites.items() if isinstance(suites, Mapping) else ():
-        rows = section.get("results") if isinstance(section, Mapping) else None
-        for row in rows if isinstance(rows, list) else ():
-            seconds = row.get("duration") if isinstance(row, Mapping) else None
-            if isinstance(seconds, int | float) and seconds >= 0:
-                case = (str(suite), str(row.get("case")))
-                durations[case] = durations.get(case, 0.0) + float(seconds)
+        results = section.get("results") if isinstance(section, Mapping) else None
+        if not isinstance(results, Sequence) or isinstance(results, str):
+            continue
+        rows = Rows.of(results)  # their durations and cases from the table: nothing decoded
+        table = rows.table
+        for i in rows.order:
+            seconds = table.durations[i]
+            if seconds >= 0:  # not NaN (no duration), not negative
+                case = (str(suite), table.cases[i])
+                durations[case] = durations.get(case, 0.0) + seconds
     return durations
 
 
 def load_durations(path: Path) -> dict[Case, float]:
-    """`recorded_durations` of the report at `path`; empty when there is none or it cannot be
-    read (the split then goes by hash, and the report says so)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+    """`recorded_durations` of the report at `path`, read a row at a time; empty when there is
+    none, it cannot be read or it is of another schema (the split then goes by hash, and the
+    report says so)."""
+    from pytest_doceval.report.json_report import load_report
+
+    if not path.is_file():
         return {}
-    return recorded_durations(data) if isinstance(data, dict) else {}
+    try:
+        return recorded_durations(load_report(path))
+    except DocevalError:
+        return {}
 
 
 def basis(durations: Mapping[Case, float]) -> str:
