@@ -23,7 +23,7 @@ from array import array
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from pytest_doceval.rows import MEASURED
+from pytest_doceval.rows import MEASURED, count_flags
 
 NAN = math.nan
 _NO_NOTES: tuple[str, ...] = ()
@@ -275,32 +275,15 @@ class RowTable:
         if not flagged:  # no row flags the metric (nearly every metric): nothing to count
             return {}
         column = self.metrics.get(metric)
-        out: dict[str, dict[str, int]] = {}
-        flagged_sum: dict[str, float] = {}
-        total_sum: dict[str, float] = {}
-        for i in order:
-            if self.outcomes[i] not in MEASURED:
-                continue
-            system = self.systems[i]
-            if systems is not None and system not in systems:
-                continue
-            reasons = flagged.get(i, ())
-            if dominance is not None and column is not None:
-                value = column[i]
-                if math.isfinite(value):
-                    total_sum[system] = total_sum.get(system, 0.0) + value
-                    if reasons:
-                        flagged_sum[system] = flagged_sum.get(system, 0.0) + value
-            for reason in reasons:
-                counts = out.setdefault(system, {})
-                counts[reason] = counts.get(reason, 0) + 1
-        if dominance is None:
-            return out
-        return {
-            system: counts
-            for system, counts in out.items()
-            if flagged_sum.get(system, 0.0) > dominance * total_sum.get(system, 0.0)
-        }
+        outcomes, names = self.outcomes, self.systems
+        return count_flags(
+            (
+                (names[i], NAN if column is None else column[i], flagged.get(i, ()))
+                for i in order
+                if outcomes[i] in MEASURED and (systems is None or names[i] in systems)
+            ),
+            dominance,
+        )
 
     def counts_entries(
         self, key: str, fields: Sequence[str], order: Iterable[int], system: str
