@@ -7,8 +7,9 @@ import itertools
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 # A temporary name unique within this host's processes and this process's threads; O_EXCL
 # guards against debris a crashed process with a recycled pid left behind.
@@ -24,15 +25,8 @@ def write_bytes_atomic(path: Path, data: bytes) -> Path:
     and a store entry costs a few system calls, no more (issue 24's per-case overhead).
     """
     path = Path(path)
-    try:
-        mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = None
-    try:
-        fd, tmp = _open_temporary(path)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = _open_temporary(path)
+    mode = _existing_mode(path)
+    fd, tmp = _temporary(path)
     try:
         try:
             view = memoryview(data)
@@ -49,6 +43,43 @@ def write_bytes_atomic(path: Path, data: bytes) -> Path:
             os.unlink(tmp)
         raise
     return path
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path) -> Iterator[BinaryIO]:
+    """A binary file to write in pieces that becomes `path` when the block ends without an
+    error, as `write_bytes_atomic` writes (a temporary file beside it, then ``os.replace``);
+    on an error the temporary file is removed and `path` is left as it was. For files too big
+    to hold in memory at once (a report of 200,000 rows)."""
+    path = Path(path)
+    mode = _existing_mode(path)
+    fd, tmp = _temporary(path)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            if mode is not None:
+                os.fchmod(out.fileno(), mode)
+            yield out
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _existing_mode(path: Path) -> int | None:
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return None
+
+
+def _temporary(path: Path) -> tuple[int, str]:
+    """A new temporary file beside `path`; its folder is made only when it is missing."""
+    try:
+        return _open_temporary(path)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return _open_temporary(path)
 
 
 def _open_temporary(path: Path) -> tuple[int, str]:

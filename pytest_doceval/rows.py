@@ -8,7 +8,7 @@ JSON report, merged across shards and rendered by the HTML. `row_key` is the one
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
 # Outcomes whose metrics are real measurements ("failed" = measured, then failed a gate).
@@ -102,21 +102,39 @@ def flag_reasons(
     """{system: {reason: cases}} of measured rows flagged on `metric` (``row["flags"]``,
     metric -> reasons its value may mislead), for `systems` only when given. With `dominance`
     (`MetricSpec.flag_dominance`), a system is listed only when its flagged rows carry more
-    than that share of the sum of its rows' values of `metric`."""
+    than that share of the sum of its rows' values of `metric`. Rows with a table of their
+    numbers (`row_file.Rows`, a room above this one) are read from it."""
+    table, order = getattr(rows, "table", None), getattr(rows, "order", None)
+    if table is not None and order is not None:
+        found: dict[str, dict[str, int]] = table.flag_reasons(
+            metric, order, systems, dominance=dominance
+        )
+        return found
+    values = (
+        (
+            row["system"],
+            (row.get("metrics") or {}).get(metric),
+            (row.get("flags") or {}).get(metric, []),
+        )
+        for row in rows
+        if is_measured(row) and (systems is None or row["system"] in systems)
+    )
+    return count_flags(values, dominance)
+
+
+def count_flags(
+    rows: Iterable[tuple[str, Any, Sequence[str]]], dominance: float | None
+) -> dict[str, dict[str, int]]:
+    """`flag_reasons` of the measured rows of the systems wanted, each given as (system, its
+    value of the metric, the reasons it is flagged on it)."""
     out: dict[str, dict[str, int]] = {}
     flagged_sum: dict[str, float] = {}
     total_sum: dict[str, float] = {}
-    for row in rows:
-        if not is_measured(row) or (systems is not None and row["system"] not in systems):
-            continue
-        system = row["system"]
-        reasons = (row.get("flags") or {}).get(metric, [])
-        if dominance is not None:
-            value = (row.get("metrics") or {}).get(metric)
-            if isinstance(value, (int, float)) and math.isfinite(value):
-                total_sum[system] = total_sum.get(system, 0.0) + value
-                if reasons:
-                    flagged_sum[system] = flagged_sum.get(system, 0.0) + value
+    for system, value, reasons in rows:
+        if dominance is not None and isinstance(value, (int, float)) and math.isfinite(value):
+            total_sum[system] = total_sum.get(system, 0.0) + value
+            if reasons:
+                flagged_sum[system] = flagged_sum.get(system, 0.0) + value
         for reason in reasons:
             counts = out.setdefault(system, {})
             counts[reason] = counts.get(reason, 0) + 1

@@ -24,7 +24,7 @@ from pytest_doceval.run import shards
 from pytest_doceval.run.analysis_cache import AnalysisCache
 from pytest_doceval.run.case_gates import SuiteBaselines
 from pytest_doceval.run.catalog import SuiteCatalog
-from pytest_doceval.run.controller import Controller
+from pytest_doceval.run.controller import Controller, partial_record
 from pytest_doceval.run.planned import PlannedTest, Planner
 from pytest_doceval.run.score_key import ScoreKeys
 from pytest_doceval.run.stage_run import StageRun
@@ -150,6 +150,7 @@ class DocevalSession:
                 invoked_in=Path(config.invocation_params.dir),
                 prepare_ahead=role is Role.CONTROLLER,
                 analysis=AnalysisCache(self.store),
+                record=partial_record(options.json_path),
             )
 
     def plan(self, suite_file: Path, ref: CaseRef) -> PlannedTest:

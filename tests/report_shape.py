@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import types
 import typing
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any, Literal, NotRequired
 
 # -- checking a value against the declared shape at run time -------------------------------
@@ -39,8 +39,9 @@ def shape_problems(
         return [f"{where}: {value!r:.80} is none of {shape}"]
     if origin is Literal:
         return [] if value in args else [f"{where}: {value!r:.80} is not one of {args}"]
-    if origin is list:
-        if not isinstance(value, list):
+    if origin is list or origin is Sequence:  # a report's rows: a list, or rows read from disk
+        expected = list if origin is list else Sequence
+        if not isinstance(value, expected) or isinstance(value, str):
             return [f"{where}: expected a list, found {type(value).__name__}"]
         return [
             p

@@ -303,6 +303,8 @@ def test_pytest_html_shows_columns_only_for_what_ran_unbroken(pytester: pytest.P
     for text, _, wrap, word_break in measured["heads"]:
         assert (wrap, word_break) == ("normal", "normal"), (text, wrap, word_break)
     assert "structure_<wbr>f1" in page
+
+
 def test_a_case_table_of_long_unbroken_names_fits(tmp_path: Path) -> None:
     """OmniDocBench's image stems are 60-80 characters without a space (issue 37: its case
     table was 1,885 px wide): the case cell breaks them, and the page fits the window."""

@@ -101,7 +101,12 @@ def test_without_durations_cases_go_by_hash() -> None:
 
 def test_durations_come_from_a_whole_runs_report_not_a_shards(tmp_path: Path) -> None:
     row = {"case": "c00", "system": "sys", "duration": 1.25}
-    report = {"shard": None, "suites": {"tides": {"results": [row, {**row, "system": "alt"}]}}}
+    results = [row, {**row, "system": "alt"}]
+    report = {
+        "schema": "doceval-report/1",
+        "shard": None,
+        "suites": {"tides": {"results": results}},
+    }
     assert recorded_durations(report) == {("tides", "c00"): 2.5}
     assert recorded_durations({**report, "shard": "1/2"}) == {}  # part of a run only
     path = tmp_path / "r.json"
@@ -109,6 +114,8 @@ def test_durations_come_from_a_whole_runs_report_not_a_shards(tmp_path: Path) ->
     assert load_durations(path) == {("tides", "c00"): 2.5}
     path.write_text("{not json", encoding="utf-8")
     assert load_durations(path) == {}
+    path.write_text(json.dumps({**report, "schema": "other/1"}), encoding="utf-8")
+    assert load_durations(path) == {}  # another schema's rows may not be ours
     assert load_durations(tmp_path / "missing.json") == {}
     # The first whole run's report of several: a shard's own report, then the project's.
     shard = tmp_path / "s1.json"

@@ -85,6 +85,39 @@ def test_a_one_chunk_index_matrix_is_drawn_once_read_only_and_as_drawn_anew() ->
     assert stats.bootstrap_t_interval(x, seed=9) == first
 
 
+def test_shared_draws_draw_a_big_matrix_once_and_change_no_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Inside `shared_draws` a matrix too big for `_one_chunk` (3,000 cases x 1,000 resamples)
+    is drawn once for every interval of that n; each interval is the one drawn anew."""
+    x = np.random.default_rng(7).beta(2, 30, size=3000)
+    y = np.random.default_rng(8).integers(50, 400, size=3000).astype(float)
+
+    def intervals() -> list[stats.Interval]:
+        return [
+            stats.bootstrap_t_interval(x, seed=2),
+            stats.bootstrap_mean_ci(x, seed=2),
+            stats.bootstrap_ratio_ci(x * y, y, seed=2),
+            stats.bootstrap_t_interval(x[:-1], seed=2),  # another n: its own matrix
+        ]
+
+    alone = intervals()
+    draws: list[int] = []
+    original = resampling._chunks_from
+
+    def counted(rng: np.random.Generator, n: int, resamples: int):  # type: ignore[no-untyped-def]
+        draws.append(n)
+        return original(rng, n, resamples)
+
+    monkeypatch.setattr(resampling, "_chunks_from", counted)
+    with resampling.shared_draws():
+        assert intervals() == alone
+    assert sorted(draws) == [2999, 3000]
+    draws.clear()
+    assert intervals() == alone  # outside the block, each draws its own
+    assert draws == [3000, 3000, 3000, 2999]
+
+
 def test_constant_vector_gives_degenerate_interval() -> None:
     ci = stats.bootstrap_mean_ci([0.1] * 7)
     assert ci.ci_low == ci.mean == ci.ci_high

@@ -3,7 +3,8 @@
 Diffs that show the same truth text (one case, several systems) store that text once: each
 diff becomes an edit script into it (`pieces`, `merge`, `Chunk.diffs`). Data blocks are
 ``<script>`` elements the page's script reads by id: plain JSON (``<``, ``>``, ``&`` escaped)
-or raw deflate + base85 with an alphabet that has no ``<``, ``>`` or ``&`` (`Blobs`)."""
+or raw deflate + base85 with an alphabet that has no ``<``, ``>`` or ``&`` (`Blobs`); a page
+too big to hold its data keeps it in files beside it (`DataFolder`)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import base64
 import json
 import os
 import zlib
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
@@ -155,39 +158,180 @@ class Chunk:
         return {"refs": self.refs, "scripts": self.scripts, "rows": self.rows}
 
 
-class Blobs:
-    """The data blocks of the page: ``<script>`` elements the page's script reads by id."""
+# A data block in the page: JSON, or raw deflate + base85 (`Blobs.packed`).
+JSON_KIND = "application/json"
+PACKED_KIND = "application/x-doceval-deflate-b85"
+# Deflate jobs in flight at once (each holds its chunk's JSON): memory stays bounded.
+_IN_FLIGHT = 8
 
-    def __init__(self) -> None:
-        # (id, JSON text) for plain blocks, (id, UTF-8 bytes) for blocks still to pack
-        self._parts: list[tuple[str, str | bytes]] = []
+
+@dataclass
+class _Part:
+    ident: str
+    kind: str
+    payload: str | Future[str]  # the block's text, or the job making it
+    size: int  # its size (an estimate until the job is done)
+
+    def text(self) -> str:
+        return self.payload if isinstance(self.payload, str) else self.payload.result()
+
+
+@dataclass
+class _Table:
+    """A suite's case table: its header (always in the page) and its first page of rows
+    (in the header while the page holds its data, else a file of its own)."""
+
+    ident: str
+    header: dict[str, Any]
+    first: dict[str, Any]
+
+
+class DataFolder:
+    """The data files of a page too big to hold them: one ``<id>.js`` each, which calls
+    ``doceval_data(id, render, kind, text)`` when the page loads it with ``<script src>``
+    (``fetch`` of ``file://`` is blocked in browsers; a script is not). `render` ties the files
+    to the page that wrote them: a page never draws another render's data."""
+
+    def __init__(self, path: Path, render: str) -> None:
+        self.path = path
+        self.render = render
+        self.made = False
+
+    def write(self, ident: str, kind: str, text: str) -> None:
+        if not self.made:
+            self.path.mkdir(parents=True)
+            self.made = True
+        call = ",".join(json.dumps(x, ensure_ascii=False) for x in (ident, self.render, kind, text))
+        (self.path / f"{ident}.js").write_text(
+            f"doceval_data({call});\n", encoding="utf-8", errors="replace"
+        )
+
+
+class Blobs:
+    """The data blocks of the page, read by its script by id: ``<script>`` elements in the
+    page (`render`) or, once they pass `spill_at` bytes, files of `folder` (every block but the
+    case tables' headers, which stay in the page: its first screen never waits for a file).
+
+    Packed blocks are compressed on a thread pool as they come (zlib releases the GIL), a few
+    at a time, so a report of any size is written with a bounded amount of it in memory."""
+
+    def __init__(self, *, spill_at: int | None = None, folder: DataFolder | None = None) -> None:
+        self._parts: list[_Part | _Table] = []
+        self._spill_at = spill_at
+        self.folder = folder
+        self._size = 0
+        self._pool: ThreadPoolExecutor | None = None
+        self._writes: deque[Future[None]] = deque()
+        self.spilled = False
 
     def json(self, ident: str, data: Any) -> None:
-        self._parts.append((ident, script_json(data)))
+        text = script_json(data)
+        self._add(_Part(ident, JSON_KIND, text, len(text)))
 
     def packed(self, ident: str, data: Any) -> None:
         """Raw deflate + base85 (alphabet without ``<>&``), for the browser's
-        ``DecompressionStream("deflate-raw")``; compressed in `render`, in parallel."""
+        ``DecompressionStream("deflate-raw")``."""
         raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        self._parts.append((ident, raw.encode("utf-8", "replace")))
+        data_bytes = raw.encode("utf-8", "replace")
+        job = self._jobs().submit(deflate_b85, data_bytes)
+        self._add(_Part(ident, PACKED_KIND, job, len(data_bytes) // 4))
+
+    def table(self, ident: str, header: dict[str, Any], first: dict[str, Any]) -> None:
+        """A suite's case table: `header` and its `first` page of rows (`_Table`)."""
+        part = _Table(ident, header, first)
+        if self.spilled:
+            self._spill_table(part)
+        self._parts.append(part)
+        self._check()
+
+    def _jobs(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1))
+        return self._pool
+
+    def _add(self, part: _Part) -> None:
+        if self.spilled:
+            self._write(part)
+            return
+        self._parts.append(part)
+        self._size += part.size
+        self._check()
+
+    def _check(self) -> None:
+        if self.spilled or self._spill_at is None or self.folder is None:
+            return
+        # An estimate for blocks still compressing; exact once they are done.
+        size = 0
+        for part in self._parts:
+            if isinstance(part, _Table):
+                size += len(script_json(part.first))
+            elif isinstance(part.payload, str):
+                size += len(part.payload)
+            else:
+                size += len(part.payload.result()) if part.payload.done() else part.size
+        self._size = size
+        if size > self._spill_at:
+            self.spill()
+
+    def spill(self) -> None:
+        """From now on every block but the tables' headers goes to the folder."""
+        if self.spilled or self.folder is None:
+            return
+        self.spilled = True
+        kept: list[_Part | _Table] = []
+        for part in self._parts:
+            if isinstance(part, _Table):
+                self._spill_table(part)
+                kept.append(part)
+            else:
+                self._write(part)
+        self._parts = kept
+
+    def _spill_table(self, part: _Table) -> None:
+        self.packed(f"{part.ident}-p0", part.first)  # its rows start in a file: "-p0"
+
+    def _write(self, part: _Part) -> None:
+        folder = self.folder
+        assert folder is not None
+        while len(self._writes) >= _IN_FLIGHT:
+            self._writes.popleft().result()
+
+        def write() -> None:
+            folder.write(part.ident, part.kind, part.text())
+
+        self._writes.append(self._jobs().submit(write))
+
+    def close(self) -> None:
+        """Wait for every file still being written (an error in one is raised here)."""
+        while self._writes:
+            self._writes.popleft().result()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def render(self) -> Markup:
-        raw = [data for _, data in self._parts if isinstance(data, bytes)]
-        with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
-            deflated = iter(list(pool.map(deflate, raw)))  # zlib releases the GIL
+        """The blocks that are in the page, as ``<script>`` elements."""
         out = []
-        for ident, data in self._parts:
-            if isinstance(data, bytes):
-                # Safe inside <script> as it is: its alphabet has no "<", ">" or "&".
-                text = Markup(base64.b85encode(next(deflated)).decode("ascii").translate(_B85_SAFE))
-                kind = "application/x-doceval-deflate-b85"
+        for part in self._parts:
+            if isinstance(part, _Table):
+                data = part.header if self.spilled else {**part.header, **part.first}
+                ident, kind, text = part.ident, JSON_KIND, script_json(data)
             else:
-                # `script_json` wrote "<", ">" and "&" as \u escapes: safe inside <script>.
-                text, kind = Markup(data), "application/json"
-            out.append(Markup('<script type="{}" id="{}">{}</script>\n').format(kind, ident, text))
+                ident, kind, text = part.ident, part.kind, part.text()
+            # JSON written by `script_json` has "<", ">" and "&" as \u escapes, and the base85
+            # alphabet has none of them: either is safe inside <script> as it is.
+            out.append(
+                Markup('<script type="{}" id="{}">{}</script>\n').format(kind, ident, Markup(text))
+            )
+        self.close()
         return Markup().join(out)
 
 
 def deflate(data: bytes) -> bytes:
     compressor = zlib.compressobj(_DEFLATE_LEVEL, zlib.DEFLATED, -15, 9)
     return compressor.compress(data) + compressor.flush()
+
+
+def deflate_b85(data: bytes) -> str:
+    """Raw deflate, base85 in the page's alphabet (no ``<``, ``>`` or ``&``)."""
+    return base64.b85encode(deflate(data)).decode("ascii").translate(_B85_SAFE)

@@ -1,7 +1,11 @@
 """What the page needs to know about a report, read once: suites in reviewer order, each
 suite's metric specs, headline metrics and systems, outcome counts, and how to read a
 baseline delta. Nothing here knows a metric or a kind by name: a metric's direction, whether
-it is a headline metric and its description come from ``section["metrics"]`` only."""
+it is a headline metric and its description come from ``section["metrics"]`` only.
+
+A suite's rows are read once into a `row_file.Rows` (a report read from disk already holds
+them so): counts, outcomes and systems come from its table, and only the per-case table and
+details decode the rows themselves, one at a time."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_doceval.html.fmt import mapping, mappings, num, strings, unique
+from pytest_doceval.row_file import Rows
 
 # Outcomes in the order a reviewer reads them; any other outcome follows, sorted.
 OUTCOMES = ("error", "failed", "skipped", "passed")
@@ -57,8 +62,17 @@ class SuiteView:
     def direction(self, metric: str) -> str | None:
         return self.specs.get(metric, Spec()).direction
 
-    def rows(self) -> list[Mapping[str, Any]]:
-        return mappings(self.data.get("results"))
+    def rows(self) -> Rows:
+        return rows_of(self.data)
+
+
+def rows_of(suite: Mapping[str, Any]) -> Rows:
+    """A suite's rows (the report's ``results``; rows that are not objects are left out) with
+    their table: read once, then the same object (`suite_views` keeps it in the view)."""
+    results = suite.get("results")
+    if isinstance(results, Rows):
+        return results
+    return Rows.of(mappings(results))
 
 
 def judge(diff: float | None, direction: str | None) -> str:
@@ -140,15 +154,15 @@ def headline_metrics(suite: Mapping[str, Any], declared: Mapping[str, Spec]) -> 
     for per_system in mapping(suite.get("aggregates")).values():
         names.extend(str(m) for m in mapping(per_system))
     if not names:
-        for row in mappings(suite.get("results")):
-            names.extend(str(m) for m in mapping(row.get("metrics")))
+        names.extend(rows_of(suite).table.metrics)
     return unique(names)
 
 
 def systems(suite: Mapping[str, Any]) -> list[str]:
     names = strings(suite.get("systems"))
     names.extend(str(s) for s in mapping(suite.get("aggregates")))
-    names.extend(str(r.get("system")) for r in mappings(suite.get("results")) if r.get("system"))
+    rows = rows_of(suite)
+    names.extend(s for s in (rows.table.systems[i] for i in rows.order) if s)
     return unique(names)
 
 
@@ -160,11 +174,8 @@ def confidence(report: Mapping[str, Any]) -> float:
 def outcome_counts(suite: Mapping[str, Any]) -> dict[str, int]:
     """Tests by outcome, one per row, exactly as each row's ``outcome`` says (so the page
     agrees with pytest's own summary)."""
-    counts: dict[str, int] = {}
-    for row in mappings(suite.get("results")):
-        outcome = str(row.get("outcome") or "unknown")
-        counts[outcome] = counts.get(outcome, 0) + 1
-    return counts
+    rows = rows_of(suite)
+    return rows.table.outcome_counts(rows.order)
 
 
 def ordered_outcomes(counts: Mapping[str, int]) -> list[str]:
@@ -202,6 +213,7 @@ def suite_views(report: Mapping[str, Any]) -> list[SuiteView]:
         if not isinstance(data, Mapping):
             continue
         declared = specs(data)
+        data = {**data, "results": rows_of(data)}  # read once for every part of the page
         views.append(
             SuiteView(
                 index=len(views),

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.metrics.spec import MetricSpec, headline, specs_from_section
+from pytest_doceval.row_file import table_of
 from pytest_doceval.rows import flag_reasons, is_measured
 
 if TYPE_CHECKING:
@@ -41,7 +42,12 @@ def metric_interval(values: Sequence[float], spec: MetricSpec, config: StatsConf
 def values_by_system(
     rows: Sequence[Mapping[str, Any]], metric: str, source: str = "metrics"
 ) -> dict[str, dict[str, float]]:
-    """{system: {case: value}} of measured rows having `metric` (in `metrics` or `baseline`)."""
+    """{system: {case: value}} of measured rows having `metric` (in `metrics` or `baseline`);
+    read from their table when the rows are a `row_file.Rows` (nothing decoded)."""
+    found = table_of(rows)
+    if found is not None:
+        table, order = found
+        return table.values(metric, order, source)
     out: dict[str, dict[str, float]] = {}
     for row in rows:
         values = row.get(source) or {}

@@ -5,11 +5,21 @@ A pure function of the rows and the suite's meta (its metric specs and gate rule
 ``doceval merge`` of shards and ``doceval report`` all compute the same numbers from the same
 rows. Rows are sorted first: under pytest-xdist they arrive in any order, and the seeded
 bootstrap must see one order. Everything about a metric comes from ``meta["metrics"]``.
+
+The shared analyses read the rows' numbers from their table (`row_table.RowTable`, a column a
+number), never the row dicts: a suite of 200,000 rows is analysed without decoding one. A
+kind's own analyses get the rows as a sequence (`row_file.Rows`), read from disk as they
+iterate.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextvars
+import functools
+import os
+from array import array
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from pytest_doceval import stats
 from pytest_doceval.config import StatsConfig
@@ -29,10 +39,12 @@ from pytest_doceval.report.schema import (
     aggregate_entry,
     baseline_delta,
 )
-from pytest_doceval.rows import Row, flag_reasons, is_measured, sort_rows
+from pytest_doceval.row_file import Rows
+from pytest_doceval.rows import Row, flag_reasons
 from pytest_doceval.stats.distribution import beyond, percentile, percentiles
 from pytest_doceval.stats.interval import Interval
 from pytest_doceval.stats.power import paired_mde
+from pytest_doceval.stats.resampling import shared_draws
 
 # What lies beyond a gate's bound: the values the bound refuses.
 _REFUSED = {"<=": ">", "<": ">=", ">=": "<", ">": "<="}
@@ -82,24 +94,60 @@ def aggregates(
     edits / sum of reference lengths) and its CI (``pooled``: the pooled weighted share);
     ``flagged``: {reason: cases} when rows flag the metric (``row["flags"]``); ``beyond``: the
     share of cases past the metric's threshold (`tails`), where it has one."""
-    out: dict[str, dict[str, Aggregate]] = {}
+    rows = Rows.of(rows)
+    places: list[tuple[str, str]] = []
+    jobs: list[tuple[int, Callable[[], Aggregate]]] = []
     for metric, spec in specs.items():
         flagged = flag_reasons(rows, metric, dominance=spec.flag_dominance)
         tail = (thresholds or {}).get(metric)
         for system, cases in values_by_system(rows, metric).items():
             ordered = [cases[c] for c in sorted(cases)]
-            entry = aggregate_entry(metric_interval(ordered, spec, config))
-            entry["quantiles"] = percentiles(ordered)
-            if tail is not None:
-                entry["beyond"] = _beyond(ordered, tail)
-            if spec.counts is not None:
-                _set_corpus(entry, _corpus(rows, system, spec.counts, config))
-            if spec.pooled is not None:
-                _set_corpus(entry, _pooled(rows, system, spec.pooled, config))
-            if system in flagged:
-                entry["flagged"] = flagged[system]
-            out.setdefault(system, {})[metric] = entry
+            job = functools.partial(_aggregate, rows, system, ordered, spec, config, flagged, tail)
+            places.append((system, metric))
+            jobs.append((len(ordered), job))
+    out: dict[str, dict[str, Aggregate]] = {}
+    for (system, metric), entry in zip(places, _each(jobs), strict=True):
+        out.setdefault(system, {})[metric] = entry
     return out
+
+
+def _aggregate(
+    rows: Rows,
+    system: str,
+    values: list[float],
+    spec: MetricSpec,
+    config: StatsConfig,
+    flagged: Mapping[str, dict[str, int]],
+    tail: Tail | None,
+) -> Aggregate:
+    entry = aggregate_entry(metric_interval(values, spec, config))
+    entry["quantiles"] = percentiles(values)
+    if tail is not None:
+        entry["beyond"] = _beyond(values, tail)
+    if spec.counts is not None:
+        _set_corpus(entry, _corpus(rows, system, spec.counts, config))
+    if spec.pooled is not None:
+        _set_corpus(entry, _pooled(rows, system, spec.pooled, config))
+    if system in flagged:
+        entry["flagged"] = flagged[system]
+    return entry
+
+
+# Intervals of big suites are computed two at a time: numpy resamples without the GIL.
+_THREADS = 2
+_BIG = 2_000  # cases from which an interval is worth a thread
+
+
+def _each(jobs: list[tuple[int, Callable[[], Aggregate]]]) -> list[Aggregate]:
+    """Every job's result (each with the cases it resamples), in order: on `_THREADS` threads
+    when one has `_BIG` cases or more (each in a copy of this context, so
+    `resampling.shared_draws` reaches them), else one after another. Each interval is
+    computed alone, so the order they finish in changes nothing."""
+    if max((n for n, _ in jobs), default=0) < _BIG or min(_THREADS, os.cpu_count() or 1) < 2:
+        return [job() for _, job in jobs]
+    with ThreadPoolExecutor(_THREADS, thread_name_prefix="doceval-interval") as pool:
+        running = [pool.submit(contextvars.copy_context().run, job) for _, job in jobs]
+        return [future.result() for future in running]
 
 
 def _set_corpus(entry: Aggregate, interval: Interval) -> None:
@@ -108,39 +156,53 @@ def _set_corpus(entry: Aggregate, interval: Interval) -> None:
     entry["corpus_ci_high"] = interval.ci_high
 
 
-def _corpus(rows: Sequence[Row], system: str, counts_key: str, config: StatsConfig) -> Interval:
-    counts = [
-        r["counts"][counts_key]
-        for r in rows
-        if r["system"] == system and is_measured(r) and counts_key in r.get("counts", {})
-    ]
-    errors = [c["substitutions"] + c["deletions"] + c["insertions"] for c in counts]
-    lengths = [c["reference_length"] for c in counts]
+_EDITS = ("substitutions", "deletions", "insertions", "reference_length")
+
+
+def _corpus(rows: Rows, system: str, counts_key: str, config: StatsConfig) -> Interval:
+    """Sum of edits / sum of reference lengths over the system's measured rows that have the
+    counts entry `counts_key`, with its case bootstrap."""
+    subs, dels, ins, lengths = rows.table.counts_entries(counts_key, _EDITS, rows.order, system)
+    errors = subs + dels + ins  # whole numbers: the same sums as the rows' integers
     return stats.bootstrap_ratio_ci(
         errors, lengths, resamples=config.resamples, confidence=config.confidence, seed=config.seed
     )
 
 
-def _pooled(rows: Sequence[Row], system: str, prefix: str, config: StatsConfig) -> Interval:
-    """The corpus value of a `MetricSpec.pooled` metric: counts pooled per group first."""
-    cases = [
-        {
-            key.removeprefix(prefix): (c["matched"], c["total"], c.get("weight", 1.0))
-            for key, c in r.get("counts", {}).items()
-            if key.startswith(prefix)
-        }
-        for r in rows
-        if r["system"] == system and is_measured(r)
-    ]
+def _pooled(rows: Rows, system: str, prefix: str, config: StatsConfig) -> Interval:
+    """The corpus value of a `MetricSpec.pooled` metric: counts pooled per group first. Each
+    measured row of the system is a case (one without such counts too); its groups are the
+    counts entries named `prefix` + group, taken in the order of their names (so the sums do
+    not depend on the order the rows came in)."""
+    table = rows.table
+    groups = []
+    for key in sorted(table.counts_keys(prefix)):
+        columns = [table.counts.get((key, f)) for f in ("matched", "total", "weight")]
+        groups.append((key.removeprefix(prefix), table.counts_present[key], columns))
+    cases: list[dict[str, tuple[float, float, float]]] = []
+    for i in rows.order:
+        if table.systems[i] != system or not table.measured(i):
+            continue
+        case = {}
+        for group, present, (matched, total, weight) in groups:
+            if present[i]:
+                w = weight[i] if weight is not None and weight[i] == weight[i] else 1.0
+                case[group] = (_at(matched, i), _at(total, i), w)
+        cases.append(case)
     return stats.pooled_share(
         cases, resamples=config.resamples, confidence=config.confidence, seed=config.seed
     )
+
+
+def _at(column: array[float] | None, i: int) -> float:
+    return float("nan") if column is None else column[i]
 
 
 def baseline_deltas(
     rows: Sequence[Row], specs: Mapping[str, MetricSpec], config: StatsConfig
 ) -> list[BaselineDelta]:
     """Per system and headline metric: paired difference current - baseline with its CI."""
+    rows = Rows.of(rows)
     out: list[BaselineDelta] = []
     for metric in sorted(headline(specs)):
         current = values_by_system(rows, metric)
@@ -176,6 +238,7 @@ def suite_gate_results(
 ) -> list[SuiteGate]:
     """``[gates.suite]`` verdicts per system; a system with no baseline to compare is reported
     as not evaluated (passed, with the reason), since per-case gates already fail on that."""
+    rows = Rows.of(rows)
     out: list[SuiteGate] = []
     for gate in parse_suite_gates(gate_rules):
         current = values_by_system(rows, gate.metric)
@@ -289,11 +352,14 @@ def power_note(margin: float, mde: float) -> str:
     )
 
 
+def in_memory(rows: Rows) -> list[Row]:
+    """Rows given as a list stay a list in the section, each a copy (as `rows.sort_rows`)."""
+    return [row.copy() for row in rows]
+
+
 def outcome_counts(rows: Sequence[Row]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row["outcome"]] = counts.get(row["outcome"], 0) + 1
-    return dict(sorted(counts.items()))
+    table = Rows.of(rows)
+    return dict(sorted(table.table.outcome_counts(table.order).items()))
 
 
 def analyse_suite(
@@ -309,21 +375,24 @@ def analyse_suite(
     rules, notes, ...) plus everything computed from the rows, the kind's analyses included,
     then what the run says of the suite's baseline (entries no case has; what an update
     changed)."""
-    rows = sort_rows(rows)
+    ordered = Rows.of(rows).sorted()
+    rows = ordered if isinstance(rows, Rows) else in_memory(ordered)
     specs = specs_from_section(meta)
     gate_rules = meta["gate_rules"]["suite"] if "gate_rules" in meta else {}
     case_rules = meta["gate_rules"].get("case", {}) if "gate_rules" in meta else {}
-    section: SuiteSection = {
-        **meta,
-        "outcomes": outcome_counts(rows),
-        "results": rows,
-        "aggregates": aggregates(rows, specs, config, tails(specs, case_rules)),
-        "baseline_deltas": baseline_deltas(rows, specs, config),
-        "gates": suite_gate_results(rows, gate_rules, specs, config),
-        "analysis_keys": [a.key for a in analyses],
-        "unused_baseline": list(unused_baseline),
-        "baseline_changes": list(baseline_changes),
-    }
-    results = {a.key: a(rows, meta, config) for a in analyses}
+    # Every interval of the suite over n cases resamples the same cases (one seed): drawn once.
+    with shared_draws():
+        section: SuiteSection = {
+            **meta,
+            "outcomes": outcome_counts(ordered),
+            "results": rows,
+            "aggregates": aggregates(ordered, specs, config, tails(specs, case_rules)),
+            "baseline_deltas": baseline_deltas(ordered, specs, config),
+            "gates": suite_gate_results(ordered, gate_rules, specs, config),
+            "analysis_keys": [a.key for a in analyses],
+            "unused_baseline": list(unused_baseline),
+            "baseline_changes": list(baseline_changes),
+        }
+        results = {a.key: a(ordered, meta, config) for a in analyses}
     add_kind_keys(section, results, before="unused_baseline")
     return section

@@ -10,7 +10,7 @@ p-values and Cohen's d_z -- the same statistics a run reports against its baseli
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from pytest_doceval import stats
 from pytest_doceval.errors import DocevalError
@@ -18,7 +18,8 @@ from pytest_doceval.gates import format_pp
 from pytest_doceval.kinds.analyses import values_by_system
 from pytest_doceval.metrics.spec import headline, specs_from_section
 from pytest_doceval.report.schema import Report
-from pytest_doceval.rows import FLAG_MARK, describe_flags, flag_reasons, is_measured
+from pytest_doceval.row_file import Rows
+from pytest_doceval.rows import FLAG_MARK, describe_flags, flag_reasons
 from pytest_doceval.stats.comparisons import verdict
 from pytest_doceval.stats.power import paired_mde
 
@@ -132,10 +133,16 @@ def case_changes(old: Report, new: Report, rows: Iterable[Comparison]) -> list[C
     """Every case whose value moved, for the (suite, system, metric) of `rows`, worst first:
     ``worsening`` is the change in the metric's bad direction (negative for an improvement)."""
     out: list[CaseChange] = []
+    values: dict[tuple[str, str], tuple[Any, Any]] = {}  # (suite, metric): both reports' values
     for row in rows:
         suite, system, metric = row["suite"], row["system"], row["metric"]
-        before = values_by_system(old["suites"][suite]["results"], metric).get(system, {})
-        after = values_by_system(new["suites"][suite]["results"], metric).get(system, {})
+        if (suite, metric) not in values:
+            values[(suite, metric)] = (
+                values_by_system(old["suites"][suite]["results"], metric),
+                values_by_system(new["suites"][suite]["results"], metric),
+            )
+        before_all, after_all = values[(suite, metric)]
+        before, after = before_all.get(system, {}), after_all.get(system, {})
         for case in sorted(set(before) & set(after)):
             _add_change(
                 out, (suite, system, metric, case), before[case], after[case], row["direction"]
@@ -150,15 +157,21 @@ def baseline_case_changes(report: Report) -> list[CaseChange]:
     for suite, section in report["suites"].items():
         specs = specs_from_section(section)
         names = headline(specs)
-        for row in section.get("results", []):
-            baseline = row.get("baseline") or {}
-            if not is_measured(row):
+        rows = Rows.of(section.get("results", []))
+        table = rows.table  # the rows' numbers: nothing decoded
+        pairs = [
+            (m, table.baseline.get(m), table.metrics.get(m), specs[m].direction) for m in names
+        ]
+        for i in rows.order:
+            if not table.measured(i):
                 continue
-            for metric in names:
-                old, new = baseline.get(metric), row["metrics"].get(metric)
-                if isinstance(old, int | float) and isinstance(new, int | float):
-                    key = (suite, str(row["system"]), metric, str(row["case"]))
-                    _add_change(out, key, float(old), float(new), specs[metric].direction)
+            for metric, before, after, direction in pairs:
+                if before is None or after is None:
+                    continue
+                old, new = before[i], after[i]
+                if old == old and new == new:  # neither is NaN (no value)
+                    key = (suite, table.systems[i], metric, table.cases[i])
+                    _add_change(out, key, old, new, direction)
     return _worst_first(out)
 
 

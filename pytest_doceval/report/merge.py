@@ -4,7 +4,8 @@ Shards must describe the same suites (kind, scoring id, systems, gate rules) and
 statistics settings, must not overlap (a (case, system) in two shards means they are not shards
 of one run), and must be complete: every K of N present once. Aggregates, deltas, gates and the
 kinds' analyses are recomputed from the union of the rows, so the merged report equals the
-report of an unsharded run.
+report of an unsharded run. The rows stay where the shards' reports hold them (`row_file.Rows`):
+only their numbers and keys are in memory, and the merged report copies them line by line.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from pytest_doceval.report.schema import (
     add_kind_keys,
     kind_keys,
 )
-from pytest_doceval.rows import Row, row_key
+from pytest_doceval.row_file import Rows
+from pytest_doceval.rows import row_key
 
 DEFINITION_KEYS = ("kind", "scoring_id", "systems", "gate_rules", "path")
 
@@ -109,7 +111,7 @@ def merge_reports(
             "confidence or seed); re-run the shards with the same settings"
         )
     metas: dict[str, tuple[str, SuiteMeta]] = {}
-    rows: dict[str, list[Row]] = {}
+    rows: dict[str, list[Rows]] = {}
     owners: dict[tuple[str, str], str] = {}
     unused: dict[str, set[str]] = {}
     changes: dict[str, list[str]] = {}
@@ -125,15 +127,17 @@ def merge_reports(
                 }
             else:
                 metas[suite_name] = (name, meta)
-            for row in suite.get("results", []):
-                key = (suite_name, row_key(str(row["case"]), str(row["system"])))
+            shard_rows = Rows.of(suite.get("results", []))
+            table = shard_rows.table
+            for i in shard_rows.order:
+                key = (suite_name, row_key(table.cases[i], table.systems[i]))
                 if key in owners:
                     raise DocevalError(
                         f"overlapping shards: {suite_name}/{key[1]} is in both "
                         f"{owners[key]} and {name}"
                     )
                 owners[key] = name
-                rows.setdefault(suite_name, []).append(row.copy())
+            rows.setdefault(suite_name, []).append(shard_rows)
             unused.setdefault(suite_name, set()).update(suite.get("unused_baseline", []))
             changes.setdefault(suite_name, []).extend(suite.get("baseline_changes", []))
     config = _stats_config(reports[0].get("config"))
@@ -141,7 +145,7 @@ def merge_reports(
     for suite_name, (_, meta) in metas.items():
         sections[suite_name] = analyse_suite(
             meta,
-            rows.get(suite_name, []),
+            Rows.concat(rows.get(suite_name, [])),
             config,
             _analyses(meta, root),
             unused_baseline=sorted(unused[suite_name]),

@@ -16,7 +16,7 @@ numbers that can be non-finite are therefore declared ``float | None``.
 from __future__ import annotations
 
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
 from pytest_doceval.config import StatsSettings as StatsSettings  # the report's `config`
@@ -148,7 +148,7 @@ class SuiteSection(SuiteMeta):
     analyses under the keys ``analysis_keys`` names (open, `add_kind_keys`)."""
 
     outcomes: dict[str, int]  # outcome -> rows
-    results: list[Row]
+    results: Sequence[Row]  # a `row_file.Rows` once written or read: rows read from disk
     aggregates: dict[str, dict[str, Aggregate]]  # system -> metric -> aggregate
     baseline_deltas: list[BaselineDelta]
     gates: list[SuiteGate]

@@ -8,6 +8,7 @@ from pytest_doceval.html.model import unchanged
 from pytest_doceval.metrics.cost import cost_cell, cost_columns
 from pytest_doceval.metrics.spec import headline, specs_from_section
 from pytest_doceval.report.schema import Aggregate, Report, SuiteSection
+from pytest_doceval.row_file import Rows
 from pytest_doceval.rows import FLAG_MARK, describe_flags, outcome_count, row_key
 
 # Columns in the terminal table; the rest of the headline metrics are in the reports.
@@ -160,8 +161,12 @@ def _flag_legend(
 def _notes_on_cases(suite: SuiteSection, most: int = 10) -> list[str]:
     """Cases whose evaluation left a note (a parser that returned no text: a damaged PDF that
     still opens scores, and could become a baseline with no visible word)."""
-    noted = [(r, note) for r in suite.get("results", []) for note in r.get("notes", [])]
-    lines = [f"  note on {row_key(r['case'], r['system'])}: {note}" for r, note in noted[:most]]
+    rows = Rows.of(suite.get("results", []))
+    table = rows.table  # the rows' notes from their table: nothing decoded
+    noted = [(i, note) for i in rows.order for note in table.notes[i]]
+    lines = [
+        f"  note on {row_key(table.cases[i], table.systems[i])}: {note}" for i, note in noted[:most]
+    ]
     if len(noted) > most:
         lines.append(f"  ... and {len(noted) - most} more notes in the report")
     return lines
@@ -183,7 +188,8 @@ def _changes(suite: SuiteSection) -> list[str]:
     ]
     if deltas and len(moved) < len(deltas):
         still = len(deltas) - len(moved)
-        failed = sum(r.get("outcome") == "failed" for r in suite.get("results", []))
+        rows = Rows.of(suite.get("results", []))
+        failed = rows.table.outcome_counts(rows.order).get("failed", 0)
         same = sum(unchanged(d) for d in deltas if d not in moved)
         # A mean within its CI says nothing of single cases: never "unchanged" beside failures;
         # and "unchanged" only where every case is as in the baseline.

@@ -6,7 +6,8 @@ gates, the kind's analyses) is a function of the suite's meta, its rows, the sta
 settings and the code that computes it, and nothing else (the `Analysis` contract: recomputed
 from the rows by runs, ``doceval merge`` and ``doceval report`` alike). Its key is a SHA-256
 over exactly those: the meta, the rows in their one order less each row's ``duration`` (the
-only field of a row that differs between two runs of unchanged tests), the settings, what the
+only field of a row that differs between two runs of unchanged tests; a digest of each row's
+JSON, taken when the row was recorded: `row_file.Rows.digest`), the settings, what the
 run says of the baseline, the package's code but its HTML and CLI rooms, the kind's own code,
 and the versions of Python and the package's dependencies (numpy and scipy compute it). A
 warm run of the shipped suites spent a second importing scipy and most of another in 551
@@ -21,10 +22,11 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_doceval.rows import Row, plain, sort_rows
+from pytest_doceval.row_file import Rows
+from pytest_doceval.rows import Row, plain
 from pytest_doceval.run.code_digest import analysis_code_digest, environment_digest, json_digest
 from pytest_doceval.store import Codec, Store
 
@@ -34,8 +36,7 @@ if TYPE_CHECKING:
     from pytest_doceval.report.schema import SuiteMeta, SuiteSection
 
 # Bumped when the key's recipe or a section's stored form changes.
-ANALYSIS_VERSION = "doceval-analysis/1"
-_VOLATILE = ("duration",)  # row fields that differ between runs of unchanged tests
+ANALYSIS_VERSION = "doceval-analysis/2"
 
 
 class SectionCodec(Codec[dict[str, Any]]):
@@ -76,12 +77,13 @@ class AnalysisCache:
     ) -> SuiteSection:
         """`analyse_suite`'s section of `rows`, read back when it was computed before; `kind`
         is the suite's class (None for a suite that could not be made)."""
-        ordered = sort_rows(rows)
+        # The report's modules load on use: scipy and numpy cost a worker seconds.
+        from pytest_doceval.report.analysis import analyse_suite, in_memory
+
+        ordered = Rows.of(rows).sorted()
         key = self._key(kind, meta, ordered, stats, analyses, unused_baseline, baseline_changes)
         stored = None if key is None else self.store.get(key, SECTION)
         if stored is None:
-            from pytest_doceval.report.analysis import analyse_suite
-
             section = analyse_suite(
                 meta,
                 ordered,
@@ -93,7 +95,7 @@ class AnalysisCache:
             stored = SECTION.decode(SECTION.encode({**section, "results": None}))
             if key is not None:
                 self.store.put(key, stored, SECTION)
-        stored["results"] = ordered
+        stored["results"] = ordered if isinstance(rows, Rows) else in_memory(ordered)
         found: SuiteSection = stored  # type: ignore[assignment]
         return found
 
@@ -101,7 +103,7 @@ class AnalysisCache:
         self,
         kind: type | None,
         meta: SuiteMeta,
-        rows: list[Row],
+        rows: Rows,
         stats: StatsConfig,
         analyses: Sequence[Analysis],
         unused_baseline: Sequence[str],
@@ -118,17 +120,13 @@ class AnalysisCache:
             "environment": environment_digest(),
             "kind": _kind_name(kind),
             "meta": meta,
-            "rows": [_steady(row) for row in rows],
+            "rows": rows.digest(),
             "stats": stats.to_dict(),
             "analyses": [a.key for a in analyses],
             "unused_baseline": list(unused_baseline),
             "baseline_changes": list(baseline_changes),
         }
         return json_digest(payload)
-
-
-def _steady(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in row.items() if k not in _VOLATILE}
 
 
 @functools.cache

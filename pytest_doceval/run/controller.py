@@ -1,19 +1,30 @@
-"""The controller's work after the tests: rows -> suite sections -> the report, suite gates,
-baseline updates. Runs on the controller (or a plain run) only."""
+"""The controller's work: each finished test's row to disk at once, then, after the tests, rows
+-> suite sections -> the report, suite gates, baseline updates. Runs on the controller (or a
+plain run) only.
+
+Rows are recorded as they come (`row_file.RowRecord`: a JSON line each, written and flushed):
+the run's partial record (`record`, beside the report: ``doceval-report.partial.jsonl``), so a
+run killed midway leaves the rows of every test that finished, and no report or baseline half
+written. In memory the controller keeps only the rows' numbers (`row_table.RowTable`, about
+half a kilobyte a row, where a row dict is about ten), and the dict a test's report still
+carries is cut down to what pytest-html reads of it (`_shed`): pytest keeps every report to
+the end of the run. The analyses read the numbers; the report copies the rows' lines; the
+record is removed once the report is written.
+"""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.errors import DocevalError, relative_paths
 from pytest_doceval.kinds import Suite
 from pytest_doceval.metrics.spec import ordered_specs
-from pytest_doceval.results import MEASURED
+from pytest_doceval.row_file import RowRecord, Rows
 from pytest_doceval.rows import Row
 from pytest_doceval.run.analysis_cache import AnalysisCache
 from pytest_doceval.run.baselines import BaselineChange, NoiseBands, update_baseline
@@ -36,6 +47,7 @@ class Controller:
         invoked_in: Path,
         prepare_ahead: bool = False,
         analysis: AnalysisCache | None = None,
+        record: Path | None = None,
     ) -> None:
         self._suite = suite
         # Suite sections computed before, read back when their rows are the same.
@@ -45,7 +57,8 @@ class Controller:
         self.update = update
         self.root = root  # report paths are relative to the doceval project's root
         self.invoked_in = invoked_in  # printed paths are relative to where pytest started
-        self.collected: dict[Path, list[Row]] = {}
+        # The rows so far, on disk (`record`, or a temporary file when none is named).
+        self.record = RowRecord(record)
         self.summary_lines: list[str] = []
         self.gate_failures: list[str] = []
         self.interrupted = False
@@ -59,13 +72,11 @@ class Controller:
         self._ahead = ThreadPoolExecutor(1, "doceval-prepare") if prepare_ahead else None
 
     def add_row(self, suite_file: Path, row: Row) -> None:
-        # Kept as it came, not copied (the test's report holds the same dict): a copy of each
-        # of 70,000 rows was ~100 MB more on the controller.
-        rows = self.collected.get(suite_file)
-        if rows is None:
-            rows = self.collected[suite_file] = []
+        """Record `row` (a line of the run's record, its numbers in memory) and cut the dict
+        down to what pytest-html reads of it (`_shed`): the controller owns it from here."""
+        if self.record.add(suite_file, row):
             self.prepare(suite_file)
-        rows.append(row)
+        _shed(row)
 
     def prepare(self, suite_file: Path) -> None:
         """Have the suite of `suite_file` made ahead of `finish` (an xdist controller only;
@@ -114,18 +125,21 @@ class Controller:
         run: its empty report lets ``doceval merge`` see every shard. An interrupted run's
         report says so, and its baselines are not updated."""
         self._wait_for_preparation()
-        if not self.collected and empty_shard is None:
+        self.record.close()
+        files = self.record.groups()
+        if not files and empty_shard is None:
             self.summary_lines.append("doceval: no evaluation test ran; no report written")
+            self.record.discard()
             return False
         if empty_shard is not None:
             self.summary_lines.append(empty_shard)
         self.interrupted = interrupted
         # Imported here, on the controller only: scipy costs every xdist worker seconds.
-        from pytest_doceval.report.json_report import build_report, write_report
+        from pytest_doceval.report.json_report import build_report, save_report
 
         sections: dict[str, SuiteSection] = {}
-        for file in sorted(self.collected):
-            rows = self.collected[file]
+        for file in sorted(files):
+            rows = self.record.rows(file)
             try:
                 suite = self._suite(file)
             except DocevalError as exc:
@@ -152,7 +166,9 @@ class Controller:
             interrupted=interrupted,
             limit=limit,
         )
-        write_report(report, json_path)
+        # The rows are read from the report from here on: the record has served.
+        report = save_report(report, json_path)
+        self.record.discard()
         self.summary_lines.append(f"doceval report: {self._shown(json_path)}")
         if html_path is not None:
             from pytest_doceval.report.html import write_html
@@ -179,10 +195,10 @@ class Controller:
         except ValueError:
             return path.as_posix()
 
-    def _suite_section(self, suite: Suite, rows: list[Row]) -> SuiteSection:
+    def _suite_section(self, suite: Suite, rows: Rows) -> SuiteSection:
         from pytest_doceval.report.schema import add_kind_keys
 
-        measured = {m for row in rows for m in row["metrics"]}
+        measured = set(rows.table.metrics)
         meta: SuiteMeta = {
             "kind": suite.kind,
             "path": self._relative(suite.spec.path),
@@ -209,7 +225,7 @@ class Controller:
         unused = sorted(set(baseline.entries) - defined) if baseline else []
         changes: list[BaselineChange] = []
         baseline_file = self.baselines.file(suite.name)
-        measured_rows = [r for r in rows if r["outcome"] in MEASURED]
+        measured_rows = rows.sorted().measured()
         if self.update and self.interrupted:
             self.summary_lines.append(
                 f"{suite.name}: run interrupted; baseline "
@@ -265,3 +281,20 @@ class Controller:
         self.summary_lines.extend(f"  {change}" for change in changes[:50])
         if len(changes) > 50:
             self.summary_lines.append(f"  ... and {len(changes) - 50} more")
+
+
+# What a row keeps once recorded: the dict a test's report carries to the end of the run, of
+# which pytest-html reads the metrics (`session_hooks`); the rest is in the record.
+_KEPT = frozenset({"suite", "case", "system", "nodeid", "outcome", "message", "metrics"})
+
+
+def _shed(row: Row) -> None:
+    entries = cast(MutableMapping[str, Any], row)  # a TypedDict is a dict at run time
+    for key in [k for k in entries if k not in _KEPT]:
+        del entries[key]
+
+
+def partial_record(json_path: Path) -> Path:
+    """Where a run writing `json_path` records its rows as they come:
+    ``doceval-report.json`` -> ``doceval-report.partial.jsonl`` beside it."""
+    return json_path.with_name(json_path.stem + ".partial.jsonl")

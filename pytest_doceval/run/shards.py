@@ -29,7 +29,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pytest_doceval.errors import DocevalError
 from pytest_doceval.report.schema import HASH_BASIS
+from pytest_doceval.row_file import Rows
 
 # One case of a run: (suite, case).
 Case = tuple[str, str]
@@ -65,12 +67,16 @@ def recorded_durations(report: Mapping[str, Any]) -> dict[Case, float]:
     durations: dict[Case, float] = {}
     suites = report.get("suites")
     for suite, section in suites.items() if isinstance(suites, Mapping) else ():
-        rows = section.get("results") if isinstance(section, Mapping) else None
-        for row in rows if isinstance(rows, list) else ():
-            seconds = row.get("duration") if isinstance(row, Mapping) else None
-            if isinstance(seconds, int | float) and seconds >= 0:
-                case = (str(suite), str(row.get("case")))
-                durations[case] = durations.get(case, 0.0) + float(seconds)
+        results = section.get("results") if isinstance(section, Mapping) else None
+        if not isinstance(results, Sequence) or isinstance(results, str):
+            continue
+        rows = Rows.of(results)  # their durations and cases from the table: nothing decoded
+        table = rows.table
+        for i in rows.order:
+            seconds = table.durations[i]
+            if seconds >= 0:  # not NaN (no duration), not negative
+                case = (str(suite), table.cases[i])
+                durations[case] = durations.get(case, 0.0) + seconds
     return durations
 
 
@@ -103,14 +109,17 @@ def durations_reports(
 
 def load_durations(paths: Path | Sequence[Path]) -> RecordedDurations:
     """`recorded_durations` of the first report in `paths` that is a whole run's; empty when
-    none is (missing, unreadable, a shard's), and the split then goes by hash."""
+    none is (missing, unreadable, of another schema, a shard's), and the split then goes by hash."""
+    from pytest_doceval.report.json_report import load_report
+
     tried = (paths,) if isinstance(paths, Path) else tuple(paths)
     for path in tried:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
+        if not path.is_file():
             continue
-        durations = recorded_durations(data) if isinstance(data, dict) else {}
+        try:  # read a row at a time
+            durations = recorded_durations(load_report(path))
+        except DocevalError:
+            continue
         if durations:
             return RecordedDurations(durations, source=path, tried=tried)
     return RecordedDurations(tried=tried)

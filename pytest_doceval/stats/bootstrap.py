@@ -37,7 +37,7 @@ def contain(estimate: float, low: float, high: float, n: int, method: str) -> In
 def _percentile_interval(
     estimate: float,
     n: int,
-    replicate: Callable[[NDArray[np.int64]], NDArray[np.float64]],
+    replicate: Callable[[NDArray[np.integer]], NDArray[np.float64]],
     resamples: int,
     confidence: float,
     seed: int,
@@ -124,7 +124,7 @@ def bootstrap_ratio_ci(
     total = float(den.sum())
     estimate = float(num.sum()) / total if n and total != 0.0 else NAN
 
-    def replicate(idx: NDArray[np.int64]) -> NDArray[np.float64]:
+    def replicate(idx: NDArray[np.integer]) -> NDArray[np.float64]:
         sums = den[idx].sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(sums != 0.0, num[idx].sum(axis=1) / sums, np.nan)
@@ -275,7 +275,7 @@ def bootstrap_t_interval(
     flat_bound = 4.0 * n * np.finfo(np.float64).eps * float(np.max(np.abs(x)))
     flat_bound += np.finfo(np.float64).tiny
 
-    def studentised(idx: NDArray[np.int64]) -> NDArray[np.float64]:
+    def studentised(idx: NDArray[np.integer]) -> NDArray[np.float64]:
         sample = x[idx]
         # numpy's mean and ddof=1 std, step by step as numpy computes them (the same sum,
         # the same rounding: equal to the last bit), sharing the row sums between the two.

@@ -65,7 +65,7 @@ def pooled_share(
     n = len(cases)
     estimate = float(_weighted_share(matched.sum(axis=0), total.sum(axis=0), weight)) if n else NAN
 
-    def replicate(idx: NDArray[np.int64]) -> NDArray[np.float64]:
+    def replicate(idx: NDArray[np.integer]) -> NDArray[np.float64]:
         return _weighted_share(matched[idx].sum(axis=1), total[idx].sum(axis=1), weight)
 
     return _percentile_interval(estimate, n, replicate, resamples, confidence, seed)

@@ -37,6 +37,36 @@ function b85decode(text) {
   return out;
 }
 
+// A big report keeps its data blocks in files beside the page ("doceval-data": the folder and
+// the render that wrote them); each file calls doceval_data(id, render, kind, text).
+const DATA = (() => {
+  const node = document.getElementById("doceval-data");
+  return node ? JSON.parse(node.textContent) : null;
+})();
+const arriving = new Map();  // id -> {resolve, reject} of a data file being loaded
+window.doceval_data = (id, render, kind, text) => {
+  const waiting = arriving.get(id);
+  if (!waiting) return;
+  arriving.delete(id);
+  if (render === DATA.render) waiting.resolve({type: kind, text});
+  else waiting.reject(new Error("the data file " + id + ".js belongs to another render of " +
+    "this report (it was written again while the page was open): reload the page"));
+};
+function loadFile(id) {
+  return new Promise((resolve, reject) => {
+    arriving.set(id, {resolve, reject});
+    const script = document.createElement("script");
+    script.src = DATA.folder + encodeURIComponent(id) + ".js";
+    script.onerror = () => {
+      arriving.delete(id);
+      reject(new Error("could not load " + decodeURIComponent(DATA.folder) + id +
+        ".js: keep that folder beside this page"));
+    };
+    script.onload = () => script.remove();
+    document.head.appendChild(script);
+  });
+}
+
 const blobs = new Map();
 function loadBlob(id) {
   if (!blobs.has(id)) blobs.set(id, readBlob(id));
@@ -44,12 +74,15 @@ function loadBlob(id) {
 }
 async function readBlob(id) {
   const node = document.getElementById(id);
-  if (!node) throw new Error("missing data block " + id);
-  if (node.type === "application/json") return JSON.parse(node.textContent);
+  let block;
+  if (node) block = {type: node.type, text: node.textContent};
+  else if (DATA) block = await loadFile(id);
+  else throw new Error("missing data block " + id);
+  if (block.type === "application/json") return JSON.parse(block.text);
   if (typeof DecompressionStream !== "function") {
     throw new Error("this browser has no DecompressionStream; open the JSON report instead");
   }
-  const stream = new Blob([b85decode(node.textContent.trim())]).stream()
+  const stream = new Blob([b85decode(block.text.trim())]).stream()
     .pipeThrough(new DecompressionStream("deflate-raw"));
   return JSON.parse(await new Response(stream).text());
 }
@@ -249,41 +282,45 @@ function buildDetail(st, row, d, chunk) {
 }
 
 function initSuite(root) {
+  // The header: metrics, their directions, how many pages of rows and, when the page holds
+  // its data, the first page itself (its rows and the names they bring); every other page is
+  // a data block of its own, read in turn (`loadPages`).
   const data = JSON.parse(document.getElementById(root.dataset.rows).textContent);
+  const names = {cases: [], systems: [], outcomes: [], labels: []};
   const st = {
-    root, data, rows: data.rows, prefix: root.dataset.prefix, open: new Set(), limit: PAGE,
+    root, data, names, rows: [], prefix: root.dataset.prefix, open: new Set(), limit: PAGE,
     tbody: root.querySelector("tbody"), sortKey: null, sortDir: 1, pending: null,
-    hasLabels: data.labels.length > 0,
+    hasLabels: root.querySelector("th[data-key=labels]") !== null,
+    pages: data.pages || 1, loaded: 0,
   };
   st.columns = 4 + data.metrics.length + (st.hasLabels ? 1 : 0);
-  const labelText = (r) => (r[8] === null || r[8] === undefined ? "" : data.labels[r[8]]);
+  const labelText = (r) => (r[8] === null || r[8] === undefined ? "" : names.labels[r[8]]);
   st.labelText = labelText;
   st.keys = {
-    case: (r) => data.cases[r[0]], system: (r) => data.systems[r[1]],
-    outcome: (r) => SEVERITY[data.outcomes[r[2]]] ?? 3, message: (r) => r[5],
+    case: (r) => names.cases[r[0]], system: (r) => names.systems[r[1]],
+    outcome: (r) => SEVERITY[names.outcomes[r[2]]] ?? 3, message: (r) => r[5],
     labels: (r) => labelText(r) || null,
   };
   data.metrics.forEach((m, i) => { st.keys["m" + i] = (r) => r[3][i]; });
-  // Default order: errors and failures first, then the report's order.
-  st.order = st.rows.map((_, i) => i);
-  st.order.sort((a, b) => st.keys.outcome(st.rows[a]) - st.keys.outcome(st.rows[b]) || a - b);
+  if (data.rows) addPage(st, data);
+  reorder(st);
   const outcomeSelect = root.querySelector(".f-outcome"), textInput = root.querySelector(".f-text");
-  const refilter = () => {
+  const refilter = (keepLimit) => {
     const want = outcomeSelect.value, q = textInput.value.trim().toLowerCase();
     st.view = st.order.filter((i) => {
-      const r = st.rows[i], outcome = data.outcomes[r[2]];
+      const r = st.rows[i], outcome = names.outcomes[r[2]];
       if (want === "!passed" ? outcome === "passed" : want && outcome !== want) return false;
       if (!q) return true;
-      const text = data.cases[r[0]] + "\n" + data.systems[r[1]] + "\n" + labelText(r) +
+      const text = names.cases[r[0]] + "\n" + names.systems[r[1]] + "\n" + labelText(r) +
         "\n" + (r[5] || "") + "\n" + outcome;
       return text.toLowerCase().includes(q);
     });
-    st.limit = PAGE;
+    if (keepLimit !== true) st.limit = PAGE;
     draw(st);
   };
   st.refilter = refilter;
-  outcomeSelect.addEventListener("change", refilter);
-  textInput.addEventListener("input", refilter);
+  outcomeSelect.addEventListener("change", () => refilter());
+  textInput.addEventListener("input", () => refilter());
   root.querySelectorAll("thead th[data-key]").forEach((th) => {
     th.querySelector("button").addEventListener("click", () => sortBy(st, th));
   });
@@ -304,8 +341,9 @@ function initSuite(root) {
   // an outcome is text too: "#q=failed" shows the failed tests.
   if (location.hash.startsWith("#q=")) textInput.value = decodeURIComponent(location.hash.slice(3));
   st.search = (q) => { textInput.value = q; refilter(); };
-  st.reveal = (i) => {
+  st.reveal = async (i) => {
     // A link from "What changed": show row i whatever the filters, open it, scroll to it.
+    await st.ready;
     outcomeSelect.value = "";
     textInput.value = "";
     refilter();
@@ -321,7 +359,44 @@ function initSuite(root) {
     opened.then(top, () => {});
   };
   refilter();
+  st.ready = loadPages(st);
+  st.ready.catch(() => {});
   return st;
+}
+
+// A page of rows: the names it brings, then its rows (their numbers go on from the last's).
+function addPage(st, page) {
+  for (const key of ["cases", "systems", "outcomes", "labels"]) {
+    for (const name of page[key] || []) st.names[key].push(name);
+  }
+  for (const row of page.rows) st.rows.push(row);
+  st.loaded += 1;
+}
+
+// The rows in the order shown: by the chosen column, else errors and failures first, then the
+// report's order.
+function reorder(st) {
+  st.order = st.rows.map((_, i) => i);
+  if (st.sortKey === null) {
+    st.order.sort((a, b) => st.keys.outcome(st.rows[a]) - st.keys.outcome(st.rows[b]) || a - b);
+  } else {
+    const f = st.keys[st.sortKey];
+    st.order.sort((a, b) => compareValues(f(st.rows[a]), f(st.rows[b]), st.sortDir) || a - b);
+  }
+}
+
+// The pages of rows the header does not hold, one after another, each shown as it arrives.
+async function loadPages(st) {
+  try {
+    for (let k = st.loaded; k < st.pages; k++) {
+      addPage(st, await loadBlob(`${st.root.dataset.rows}-p${k}`));
+      reorder(st);
+      st.refilter(true);
+    }
+  } catch (err) {
+    st.root.appendChild(el("p", "error", "Could not load all the cases: " + err.message));
+    throw err;
+  }
 }
 
 // "#case-s<suite>-r<row>": the failing tests listed under "What changed" link to their rows.
@@ -352,21 +427,20 @@ function sortBy(st, th) {
   st.sortKey = key;
   st.root.querySelectorAll("thead th").forEach((h) => h.removeAttribute("aria-sort"));
   th.setAttribute("aria-sort", st.sortDir > 0 ? "ascending" : "descending");
-  const f = st.keys[key];
-  st.order.sort((a, b) => compareValues(f(st.rows[a]), f(st.rows[b]), st.sortDir) || a - b);
+  reorder(st);
   st.refilter();
 }
 
 function rowElement(st, i) {
-  const r = st.rows[i], data = st.data;
+  const r = st.rows[i], data = st.data, names = st.names;
   const tr = el("tr", "case");
   tr.tabIndex = 0;
   tr.dataset.i = String(i);
   tr.setAttribute("aria-expanded", st.open.has(i) ? "true" : "false");
-  tr.appendChild(el("td", null, data.cases[r[0]]));
-  tr.appendChild(el("td", null, data.systems[r[1]]));
+  tr.appendChild(el("td", null, names.cases[r[0]]));
+  tr.appendChild(el("td", null, names.systems[r[1]]));
   if (st.hasLabels) tr.appendChild(el("td", "labels", st.labelText(r)));
-  const outcome = data.outcomes[r[2]];
+  const outcome = names.outcomes[r[2]];
   const td = el("td");
   td.appendChild(el("span", "badge " + (OUTCOME_CLASS[outcome] || "o-other"), outcome));
   tr.appendChild(td);
@@ -434,19 +508,23 @@ function draw(st) {
   all.textContent = "show all " + st.view.length.toLocaleString("en-US");
   st.root.querySelector(".count").textContent = "showing " + shown.length.toLocaleString("en-US") +
     " of " + st.view.length.toLocaleString("en-US") + " matching, " +
-    st.rows.length.toLocaleString("en-US") + " in all";
+    st.rows.length.toLocaleString("en-US") + " in all" + (st.loaded < st.pages
+      ? " (loading the cases: " + st.loaded + " of " + st.pages + " pages in)" : "");
 }
 
 async function selftest(states) {
   const html = document.documentElement;
   try {
+    await Promise.all(states.map((st) => st.ready));
     for (const st of states) {
       const i = st.view.find((k) => st.rows[k][7]);
       if (i === undefined) continue;
       if (st.view.indexOf(i) >= st.limit) { st.limit = st.view.indexOf(i) + 1; draw(st); }
       const tr = st.tbody.querySelector('tr.case[data-i="' + i + '"]');
+      const clicked = performance.now();
       tr.click();
       await st.pending;
+      html.dataset.openMs = (performance.now() - clicked).toFixed(1);
       break;
     }
     html.dataset.selftest = "ok";
@@ -465,5 +543,8 @@ for (const root of document.querySelectorAll(".cases[data-rows]")) {
 if (location.hash.startsWith("#case-")) revealFromHash(states);
 window.addEventListener("hashchange", () => revealFromHash(states));
 document.documentElement.dataset.readyMs = performance.now().toFixed(1);
+Promise.all(states.map((st) => st.ready)).then(() => {
+  document.documentElement.dataset.rowsMs = performance.now().toFixed(1);
+}, () => {});
 if (location.hash === "#selftest") selftest(states);
 })();

@@ -1,10 +1,16 @@
 """The per-case table: a compact JSON table of rows the page's script draws a page at a time,
 and each row's details (node id, labels, all metrics, counts, notes, views) packed into chunks
-decoded only when a row is opened."""
+decoded only when a row is opened.
+
+Both are made in one pass over the suite's rows, each row read once (from disk, for a report
+read or written by this package) and let go: the table's rows in pages of `ROWS_PAGE`, the
+details in chunks of about `CHUNK_BYTES`, each handed to the page's data blocks (`Blobs`) as
+it is complete, so the page of a suite of 200,000 rows is written with one page and one chunk
+of it in memory."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from markupsafe import Markup
@@ -17,8 +23,11 @@ from pytest_doceval.report.html.kinds import kind_html
 
 # Details are packed into chunks of about this many bytes of JSON (before compression).
 CHUNK_BYTES = 400_000
-# Above this many bytes of detail JSON in a report, chunks are deflated and base85-encoded.
+# Once a suite's details pass this many bytes of JSON, its further chunks are deflated and
+# base85-encoded (the first ones too, for a table whose rows are in several pages).
 INLINE_LIMIT = 256_000
+# Rows of the case table per page of its data (the script reads every page, one after another).
+ROWS_PAGE = 20_000
 # The first this many headline metrics get a column in the per-case table (all are in the
 # row details).
 ROW_METRICS = 5
@@ -26,6 +35,7 @@ ROW_METRICS = 5
 ROW_MESSAGE_CHARS = 300
 
 _FLAG = {"worse": "+", "better": "-", "same": "=", "changed": "~", "": "."}
+_NAMES = ("cases", "systems", "outcomes", "labels")
 
 
 def labels_text(labels: Mapping[str, Any]) -> str:
@@ -33,17 +43,19 @@ def labels_text(labels: Mapping[str, Any]) -> str:
 
 
 def cases_block(view: SuiteView, blobs: Blobs) -> Markup:
-    results = view.rows()
-    if not results:
+    rows = view.rows()
+    if not len(rows):
         return Markup('<h3>Cases</h3><p class="empty">No per-case results.</p>')
     metrics = view.headline[:ROW_METRICS]
-    chunks, row_chunk = detail_chunks(results, kind_html(view.data.get("kind")).views)
     rows_id, prefix = f"doceval-rows-{view.index}", f"doceval-s{view.index}-d"
-    payload = rows_payload(view, results, metrics, row_chunk)
-    blobs.json(rows_id, payload)
-    pack = sum(c.size for c in chunks) > INLINE_LIMIT
-    for number, chunk in enumerate(chunks):
-        (blobs.packed if pack else blobs.json)(f"{prefix}{number}", chunk.data())
+    table = _CaseTable(view, metrics, rows_id, blobs)
+    details = _Details(prefix, blobs, kind_html(view.data.get("kind")).views)
+    for numbers, case_rows in _by_case(rows):
+        chunk = details.add_case(numbers, case_rows)
+        for number, row in zip(numbers, case_rows, strict=True):
+            table.add(number, row, chunk)
+    details.finish()
+    has_labels = table.finish()
     counts = outcome_counts(view.data)
     options = Markup().join(
         Markup('<option value="{o}">{o} ({n:,})</option>').format(o=o, n=counts[o])
@@ -56,7 +68,7 @@ def cases_block(view: SuiteView, blobs: Blobs) -> Markup:
     )
     label_head = (
         Markup('<th data-key="labels"><button type="button">labels</button></th>')
-        if payload["labels"]
+        if has_labels
         else Markup()
     )
     return Markup(
@@ -77,7 +89,7 @@ def cases_block(view: SuiteView, blobs: Blobs) -> Markup:
         '<p><button type="button" class="more" hidden>show more</button> '
         '<button type="button" class="all" hidden>show all</button></p></div>'
     ).format(
-        n=len(results),
+        n=len(rows),
         rows_id=rows_id,
         prefix=prefix,
         not_passed=not_passed,
@@ -87,31 +99,72 @@ def cases_block(view: SuiteView, blobs: Blobs) -> Markup:
     )
 
 
+def _by_case(rows: Any) -> Iterator[tuple[list[int], list[Mapping[str, Any]]]]:
+    """The rows, read once, in runs of one case each (a report's rows are sorted by case, so
+    a run is all of a case's rows; elsewhere a case seen again starts a new run)."""
+    numbers: list[int] = []
+    group: list[Mapping[str, Any]] = []
+    current: str | None = None
+    for number, row in enumerate(rows):
+        case = str(row.get("case", ""))
+        if group and case != current:
+            yield numbers, group
+            numbers, group = [], []
+        current = case
+        numbers.append(number)
+        group.append(row)
+    if group:
+        yield numbers, group
+
+
 def _row_number(value: Any) -> float | None:
     """A metric for the row table, rounded (it shows 4 decimals); None when not finite."""
     x = num(value)
     return None if x is None else round(x, 6)
 
 
-def rows_payload(
-    view: SuiteView,
-    results: list[Mapping[str, Any]],
-    metrics: list[str],
-    row_chunk: list[int],
-) -> dict[str, Any]:
-    """The per-case table as compact JSON: names once, then one short array per row:
-    ``[case, system, outcome, values, flags, message, chunk, has_views, labels]`` where case,
-    system, outcome and labels index the name lists (labels is left off a row without any),
-    and flags has one character per metric against the row's baseline: ``+`` worse, ``-``
-    better, ``=`` same, ``~`` changed (direction not stated), ``.`` no baseline."""
-    names: dict[str, dict[str, int]] = {"cases": {}, "systems": {}, "outcomes": {}, "labels": {}}
-    directions = [view.direction(m) for m in metrics]
-    rows = []
-    for number, row in enumerate(results):
+class _CaseTable:
+    """The per-case table as compact JSON, a page of `ROWS_PAGE` rows at a time: names once
+    (each page lists the names it adds: ``cases``, ``systems``, ``outcomes``, ``labels``), then
+    one short array per row: ``[case, system, outcome, values, flags, message, chunk,
+    has_views, labels]`` where case, system, outcome and labels index the name lists (labels
+    is left off a row without any), and flags has one character per metric against the row's
+    baseline: ``+`` worse, ``-`` better, ``=`` same, ``~`` changed (direction not stated),
+    ``.`` no baseline. The header (`Blobs.table`) holds the metrics, their directions, the
+    number of pages and, while the page holds its data, the first page itself."""
+
+    def __init__(self, view: SuiteView, metrics: list[str], ident: str, blobs: Blobs) -> None:
+        self.metrics = metrics
+        self.directions = [view.direction(m) for m in metrics]
+        self.ident = ident
+        self.blobs = blobs
+        self.header: dict[str, Any] = {
+            "metrics": metrics,
+            "dirs": self.directions,
+            "directions": {m: s.direction for m, s in view.specs.items() if s.direction},
+        }
+        self.names: dict[str, dict[str, int]] = {key: {} for key in _NAMES}
+        self.pages = 0
+        self.first: dict[str, Any] | None = None
+        self.has_labels = False
+        self._start_page()
+
+    def _start_page(self) -> None:
+        self.page: dict[str, Any] = {key: [] for key in _NAMES}
+        self.page["rows"] = []
+
+    def _name(self, key: str, value: str) -> int:
+        found = self.names[key].get(value)
+        if found is None:
+            found = self.names[key][value] = len(self.names[key])
+            self.page[key].append(value)
+        return found
+
+    def add(self, number: int, row: Mapping[str, Any], chunk: int) -> None:
         values = mapping(row.get("metrics"))
         baseline = mapping(row.get("baseline"))
         flags = ""
-        for metric, direction in zip(metrics, directions, strict=True):
+        for metric, direction in zip(self.metrics, self.directions, strict=True):
             current, base = num(values.get(metric)), num(baseline.get(metric))
             moved = current - base if current is not None and base is not None else None
             flags += _FLAG[judge(moved, direction)]
@@ -123,27 +176,37 @@ def rows_payload(
             message = message[: ROW_MESSAGE_CHARS - 1] + "…"
         labels = labels_text(mapping(row.get("labels")))
         entry = [
-            names["cases"].setdefault(str(row.get("case", "")), len(names["cases"])),
-            names["systems"].setdefault(str(row.get("system", "")), len(names["systems"])),
-            names["outcomes"].setdefault(
-                str(row.get("outcome") or "unknown"), len(names["outcomes"])
-            ),
-            [_row_number(values.get(m)) for m in metrics],
+            self._name("cases", str(row.get("case", ""))),
+            self._name("systems", str(row.get("system", ""))),
+            self._name("outcomes", str(row.get("outcome") or "unknown")),
+            [_row_number(values.get(m)) for m in self.metrics],
             flags,
             message,
-            row_chunk[number],
+            chunk,
             1 if mapping(row.get("views")) else 0,
         ]
         if labels:  # most kinds have none: no trailing null on every row
-            entry.append(names["labels"].setdefault(labels, len(names["labels"])))
-        rows.append(entry)
-    return {
-        "metrics": metrics,
-        "dirs": directions,
-        "directions": {m: s.direction for m, s in view.specs.items() if s.direction},
-        **{key: list(values) for key, values in names.items()},
-        "rows": rows,
-    }
+            entry.append(self._name("labels", labels))
+            self.has_labels = True
+        self.page["rows"].append(entry)
+        if len(self.page["rows"]) >= ROWS_PAGE:
+            self._end_page()
+
+    def _end_page(self) -> None:
+        if self.first is None:
+            self.first = self.page
+        else:
+            self.blobs.packed(f"{self.ident}-p{self.pages}", self.page)
+        self.pages += 1
+        self._start_page()
+
+    def finish(self) -> bool:
+        """Hand the last page and the header to the page's data; whether any row has labels."""
+        if self.page["rows"] or self.first is None:
+            self._end_page()
+        assert self.first is not None
+        self.blobs.table(self.ident, {**self.header, "pages": self.pages}, self.first)
+        return self.has_labels
 
 
 def _detail(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -159,45 +222,52 @@ def _detail(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _add_case(
-    chunk: Chunk,
-    results: list[Mapping[str, Any]],
-    numbers: list[int],
-    kind_views: Mapping[str, ViewRenderer],
-) -> None:
-    """Add the rows of one case to `chunk` (their views may share the case's truth text)."""
-    views = case_views([(n, results[n]) for n in numbers], chunk, kind_views)
-    for number in numbers:
-        detail = _detail(results[number])
-        blocks = views.get(number, [])
-        if blocks:
-            detail["views"] = blocks
-        more = extras(results[number].get("details"), chunk)
-        if more:
-            detail["extras"] = more
-        chunk.rows[str(number)] = detail
-        message = str(detail.get("message") or "")
-        chunk.size += 200 + len(message) + 40 * len(detail.get("metrics", {}))
+class _Details:
+    """Row details packed into chunks of about `CHUNK_BYTES`, all rows of a case in one chunk,
+    each handed to the page's data as soon as it is full (deflated once the suite's details
+    pass `INLINE_LIMIT`)."""
 
+    def __init__(self, prefix: str, blobs: Blobs, kind_views: Mapping[str, ViewRenderer]) -> None:
+        self.prefix = prefix
+        self.blobs = blobs
+        self.kind_views = kind_views
+        self.chunks = 0
+        self.size = 0  # of the chunks handed over
+        self.current = Chunk()
 
-def detail_chunks(
-    results: list[Mapping[str, Any]], kind_views: Mapping[str, ViewRenderer] | None = None
-) -> tuple[list[Chunk], list[int]]:
-    """Row details packed into chunks of about CHUNK_BYTES, all rows of a case in one chunk:
-    the chunks and each row's chunk number."""
-    by_case: dict[str, list[int]] = {}
-    for number, row in enumerate(results):
-        by_case.setdefault(str(row.get("case", "")), []).append(number)
-    chunks: list[Chunk] = []
-    row_chunk = [0] * len(results)
-    current = Chunk()
-    for numbers in by_case.values():
-        _add_case(current, results, numbers, kind_views or {})
-        for number in numbers:
-            row_chunk[number] = len(chunks)
-        if current.size >= CHUNK_BYTES:
-            chunks.append(current)
-            current = Chunk()
-    if current.rows:
-        chunks.append(current)
-    return chunks, row_chunk
+    def add_case(self, numbers: list[int], rows: list[Mapping[str, Any]]) -> int:
+        """Add the rows of one case (their views may share the case's truth text); the number
+        of the chunk they are in."""
+        chunk = self.current
+        views = case_views(list(zip(numbers, rows, strict=True)), chunk, self.kind_views)
+        for number, row in zip(numbers, rows, strict=True):
+            detail = _detail(row)
+            blocks = views.get(number, [])
+            if blocks:
+                detail["views"] = blocks
+            more = extras(row.get("details"), chunk)
+            if more:
+                detail["extras"] = more
+            chunk.rows[str(number)] = detail
+            message = str(detail.get("message") or "")
+            chunk.size += 200 + len(message) + 40 * len(detail.get("metrics", {}))
+        found = self.chunks
+        if chunk.size >= CHUNK_BYTES:
+            self._hand_over()
+        return found
+
+    def _hand_over(self) -> None:
+        self.size += self.current.size
+        ident = f"{self.prefix}{self.chunks}"
+        # Packed once the details are big: the page's first chunks stay plain JSON then, as
+        # they did when the whole page was decided at once (a small report is not packed).
+        if self.size > INLINE_LIMIT:
+            self.blobs.packed(ident, self.current.data())
+        else:
+            self.blobs.json(ident, self.current.data())
+        self.chunks += 1
+        self.current = Chunk()
+
+    def finish(self) -> None:
+        if self.current.rows:
+            self._hand_over()

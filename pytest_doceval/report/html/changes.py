@@ -70,9 +70,10 @@ def failing_tests(view: SuiteView) -> Markup:
     """The suite's errored and failed tests, errors first: case, system and the cause (the
     gate's message), each linking to its row in the case table."""
     rows = view.rows()
+    outcomes = [rows.table.outcomes[i] for i in rows.order]  # from the table: none decoded
     failing = sorted(
-        (i for i, row in enumerate(rows) if row.get("outcome") in FAILING),
-        key=lambda i: (FAILING.index(str(rows[i].get("outcome"))), i),
+        (k for k, outcome in enumerate(outcomes) if outcome in FAILING),
+        key=lambda k: (FAILING.index(outcomes[k]), k),
     )
     if not failing:
         return Markup()
@@ -104,7 +105,7 @@ def failing_tests(view: SuiteView) -> Markup:
         if more > 0
         else Markup()
     )
-    counts = {o: sum(rows[i].get("outcome") == o for i in failing) for o in FAILING}
+    counts = {o: sum(outcomes[k] == o for k in failing) for o in FAILING}
     words = ", ".join(outcome_count(n, o) for o, n in counts.items() if n)
     return Markup('<h4>Tests that did not pass: {}</h4><ul class="failing">{}{}</ul>').format(
         words, Markup().join(items), rest

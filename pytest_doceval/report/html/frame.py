@@ -11,7 +11,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from pytest_doceval.html.fmt import as_text, mapping, mappings, plural
+from pytest_doceval.html.fmt import as_text, mapping, mappings, plural, script_json
 from pytest_doceval.html.model import (
     FAILING,
     SuiteView,
@@ -40,10 +40,23 @@ def _csp_hash(text: str) -> str:
     return "sha256-" + base64.b64encode(digest).decode("ascii")
 
 
-def document(title: str, body: Markup, blobs: Markup) -> Markup:
+def document(
+    title: str, body: Markup, blobs: Markup, *, data: tuple[str, str] | None = None
+) -> Markup:
+    """The page. With `data` (the data folder's URL relative to the page, and the render id its
+    files carry), the page's script loads its data blocks from there, and the policy lets it
+    (``'strict-dynamic'``: a script the page's own script adds; none written in markup)."""
+    scripts = Markup("'{}'").format(_csp_hash(JS))
+    config = Markup()
+    if data is not None:
+        scripts += Markup(" 'strict-dynamic'")
+        folder, render = data
+        config = Markup('<script type="application/json" id="doceval-data">{}</script>\n').format(
+            Markup(script_json({"folder": folder, "render": render}))
+        )
     csp = Markup(
-        "default-src 'none'; script-src '{}'; style-src '{}'; base-uri 'none'; form-action 'none'"
-    ).format(_csp_hash(JS), _csp_hash(CSS))
+        "default-src 'none'; script-src {}; style-src '{}'; base-uri 'none'; form-action 'none'"
+    ).format(scripts, _csp_hash(CSS))
     return Markup(
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
@@ -51,8 +64,8 @@ def document(title: str, body: Markup, blobs: Markup) -> Markup:
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         "<title>{title}</title>\n<style>{css}</style>\n</head>\n<body>\n"
         "{body}\n<noscript><p>The per-case table and its details need JavaScript; the tables "
-        "above do not.</p></noscript>\n{blobs}<script>{js}</script>\n</body>\n</html>\n"
-    ).format(csp=csp, title=title, css=CSS, body=body, blobs=blobs, js=JS)
+        "above do not.</p></noscript>\n{config}{blobs}<script>{js}</script>\n</body>\n</html>\n"
+    ).format(csp=csp, title=title, css=CSS, body=body, config=config, blobs=blobs, js=JS)
 
 
 def outcome_phrase(counts: Mapping[str, int]) -> str:
