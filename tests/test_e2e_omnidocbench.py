@@ -224,12 +224,13 @@ def test_rapidocr_reads_page_images_as_stages_under_xdist(project: pytest.Pytest
     (suite / "suite.toml").write_text(toml.replace(str(ANNOTATIONS), str(annotations)))
     cold = project.runpytest("--doceval", "-n", "2")
     cold.assert_outcomes(passed=2)
-    cold.stdout.fnmatch_lines(["doceval: 2/2 stages (0 from the cache, 0 failed)*"])
+    # two pages: each read by RapidOCR, then scored
+    cold.stdout.fnmatch_lines(["doceval: 4/4 stages (0 from the cache, 0 failed)*"])
     first = {r["case"]: r for r in section(project)["results"]}
     warm = project.runpytest("--doceval", "-n", "2")
     warm.assert_outcomes(passed=2)
     print(warm.stdout.str())
-    warm.stdout.fnmatch_lines(["doceval: 2/2 stages (2 from the cache, 0 failed)*"])
+    warm.stdout.fnmatch_lines(["doceval: 4/4 stages (4 from the cache, 0 failed)*"])
     again = {r["case"]: r for r in section(project)["results"]}
     store = Store(project.path / ".doceval-cache")
     for case, row in first.items():

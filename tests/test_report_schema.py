@@ -98,12 +98,15 @@ def test_real_reports_hold_exactly_the_declared_shape(
     reports["plain"] = read_report(pytester.path / "doceval-report.json")
     pytester.runpytest("--doceval", "-n", "2").assert_outcomes(passed=24)
     reports["-n 2"] = read_report(pytester.path / "doceval-report.json")
-    for k in (1, 2):
+    passed = 0
+    for k in (1, 2):  # balanced by the whole run's durations: not always 12 and 12
         json_path = f"shard-{k}.json"
-        pytester.runpytest(
+        shard = pytester.runpytest(
             "--doceval", "--doceval-shard", f"{k}/2", "--doceval-json", json_path
-        ).assert_outcomes(passed=12)
+        )
+        passed += shard.parseoutcomes()["passed"]
         reports[f"shard {k}"] = read_report(pytester.path / json_path)
+    assert passed == 24
     merged = pytester.path / "merged.json"
     assert doceval(["merge", "shard-1.json", "shard-2.json", "-o", str(merged)]) == 0
     reports["merged"] = read_report(merged)

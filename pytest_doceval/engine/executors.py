@@ -26,6 +26,10 @@ from pytest_doceval.errors import SuiteConfigError
 DEFAULT_EXECUTOR = "processes"
 
 
+# How the xdist controller's one pool is named to the user (never by its address).
+SHARED_POOL = "processes (shared)"
+
+
 @dataclass(frozen=True)
 class ExecutorSpec:
     kind: str  # processes | threads | dask
@@ -35,7 +39,7 @@ class ExecutorSpec:
     @property
     def text(self) -> str:
         if self.kind == "shared":
-            return "processes (shared)"  # the address holds a secret: never printed
+            return SHARED_POOL  # the address holds a secret: never printed
         return f"dask:{self.address}" if self.kind == "dask" else self.kind
 
 

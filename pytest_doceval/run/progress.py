@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from pytest_doceval.engine import Snapshot
+from pytest_doceval.engine.executors import SHARED_POOL
 from pytest_doceval.models.counts import describe as describe_requests
 
 # One home for the interval: seconds between status lines, unless DOCEVAL_PROGRESS_EVERY says.
@@ -131,8 +132,14 @@ def status_line(snapshot: Snapshot, *, live: bool = False, eta: float | None = N
 def start_line(
     snapshot: Snapshot, *, cpu: int, model: int, executor: str, workers: int, nodes: int = 1
 ) -> str:
-    """`workers` is one process's executor size; `nodes` the xdist workers (each has one)."""
-    where = f"{executor} x{workers}" + (f" in each of {nodes} xdist workers" if nodes > 1 else "")
+    """`workers` is one process's executor size; `nodes` the xdist workers (each has one, or
+    all share the controller's pool)."""
+    if executor == SHARED_POOL:
+        where = f"processes x{workers} (one pool shared by {nodes} xdist workers)"
+    else:
+        where = f"{executor} x{workers}" + (
+            f" in each of {nodes} xdist workers" if nodes > 1 else ""
+        )
     return (
         f"doceval: {snapshot.finished}/{snapshot.total} stages done at start (from the cache); "
         f"{cpu} CPU stage(s) on {where} and {model} model stage(s) to run"
