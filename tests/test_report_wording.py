@@ -117,3 +117,21 @@ def test_baseline_deltas_carry_cohens_d() -> None:
     mean = sum(diffs) / 4
     sd = (sum((x - mean) ** 2 for x in diffs) / 3) ** 0.5
     assert row["cohens_d"] == pytest.approx(mean / sd)  # d_z, by hand
+
+
+def test_the_terminals_n_is_a_range_where_metrics_count_different_cases() -> None:
+    """OmniDocBench's 18 pages, 3 with display formulas: the column said '18*' under a note on
+    fewer than 10 cases, which was the formulas' n, not the 18 (issue 37)."""
+    from pytest_doceval.report.terminal import _table
+
+    def entry(n: int) -> dict[str, Any]:
+        return {"mean": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": n, "small_n": n < 10}
+
+    lines = _table(
+        {"demo": {"text_edit": entry(18), "formula_edit": entry(3)}}, ["text_edit", "formula_edit"]
+    )  # type: ignore[dict-item]
+    assert lines[1].split()[-1] == "3-18*"
+    assert "the metrics count different cases" in lines[2]
+    assert "a metric with fewer than 10 cases" in lines[3]
+    even = _table({"demo": {"text_edit": entry(18)}}, ["text_edit"])  # type: ignore[dict-item]
+    assert even[1].split()[-1] == "18" and len(even) == 2

@@ -123,21 +123,29 @@ def _cost_lines(aggregates: Mapping[str, Mapping[str, Aggregate]]) -> list[str]:
 
 
 def _table(aggregates: Mapping[str, Mapping[str, Aggregate]], metrics: list[str]) -> list[str]:
-    small = False
+    small = ranged = False
     cells = [["system", *[f"{m} (95% CI)" for m in metrics], "n"]]
     for system in sorted(aggregates):
         entries = aggregates[system]
-        n = max((e["n"] for e in entries.values()), default=0)
+        # n of the columns shown: a metric a case does not have (a page without formulas has no
+        # formula_edit) counts fewer cases, and the column says so as a range.
+        shown = [entries[m] for m in metrics if m in entries] or list(entries.values())
+        counts = [e["n"] for e in shown]
+        n = f"{min(counts)}-{max(counts)}" if counts and min(counts) != max(counts) else ""
+        n = n or str(max(counts, default=0))
+        ranged = ranged or "-" in n
         flag = ""
-        if any(e.get("small_n") for e in entries.values()):
+        if any(e.get("small_n") for e in shown):
             flag, small = "*", True
         cells.append([system, *[_cell(entries.get(m)) for m in metrics], f"{n}{flag}"])
     widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
     lines = [
         "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells
     ]
+    if ranged:
+        lines.append("  n lo-hi: the metrics count different cases (each only where a case has it)")
     if small:
-        lines.append("  * fewer than 10 cases: treat the interval as rough")
+        lines.append("  * a metric with fewer than 10 cases: treat its interval as rough")
     return lines
 
 
