@@ -101,7 +101,7 @@ def test_an_xdist_run_shows_the_workers_summed(
     # The start line counts both workers' stages (each planned two cases: 4 stages).
     start = re.search(rf"^doceval: 0/{STAGES} stages done at start.*$", out, re.M)
     assert start is not None, out
-    assert "in each of 2 xdist workers" in start.group(0)
+    assert "(one pool shared by 2 xdist workers)" in start.group(0)
     assert f"{2 * CASES} CPU stage(s)" in start.group(0), start.group(0)  # parses and scores
     statuses = status_lines(out)
     assert statuses, out
