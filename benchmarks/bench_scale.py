@@ -316,9 +316,10 @@ def run_shards(scale: Scale, project: Path, keep: Path, plain: Path | None) -> P
         f"(sum {sum(walls):,.1f} s)"
     )
     ok = "OK" if merge.wall <= TARGETS["merge_s"] and merge.controller_mb <= 2048 else "OVER"
-    equal = (
-        "" if plain is None else f"; merged numbers equal the plain run's: {same(plain, merged)}"
-    )
+    verdict = None if plain is None else same(plain, merged)
+    if verdict not in (None, "yes"):
+        UNEQUAL.append(f"{scale.kind}: {verdict}")
+    equal = "" if verdict is None else f"; merged numbers equal the plain run's: {verdict}"
     scale.say(
         f"  doceval merge: {merge.wall:,.1f} s, peak RSS {merge.controller_mb:,.0f} MB "
         f"(targets <= 60 s, <= 2 GB: {ok}){equal}"
@@ -348,6 +349,10 @@ def run_compare(scale: Scale, old: Path, new: Path) -> None:
         f"doceval compare of two {scale.tests:,}-test reports: {compare.wall:,.1f} s, peak RSS "
         f"{compare.controller_mb:,.0f} MB (target <= 30 s: {verdict})"
     )
+
+
+# Kinds whose merged shards did not give the plain run's numbers: the run fails (CI runs it).
+UNEQUAL: list[str] = []
 
 
 def same(a: Path, b: Path) -> str:
@@ -516,6 +521,8 @@ def main() -> None:
         finally:
             if browser is not None:
                 browser.close()
+    if UNEQUAL:
+        raise SystemExit(f"merged shards differ from the plain run: {'; '.join(UNEQUAL)}")
 
 
 if __name__ == "__main__":
