@@ -3,10 +3,15 @@
     python benchmarks/bench_plugin_overhead.py [--cases 1000] [--chars 2000] [--workers 0]
         [--repeat 5] [--no-bytecode-cache]
 
+Every run without xdist is pinned to one core (``taskset -c 0``), where a case's scoring stays
+in the test's process (issue 33: on more cores it goes to a process pool, which a per-case
+overhead cannot separate from the framework's work).
+
 Builds the suite in a temporary folder (truth + one precomputed output per case, ~`--chars`
 characters each), runs `pytest --doceval` on it in a subprocess (so start-up is counted once, as
 a user pays it), then times the documents kind's metrics alone on the same pairs in-process:
-what its ``evaluate`` computes (`score_document`, `score_tables`, and `chunk_quality`, i.e. boundary
+what its ``evaluate`` computes (`score_document`, `score_tables`, `heading_scores`, `reading_order`
+and `chunk_quality`, i.e. boundary
 coherence: no embedder is configured), after an untimed warm-up pass on a few pairs (the
 run's start-up, measured on a one-case suite, already holds the imports and first calls;
 counted again here they made the metrics look slower and the overhead smaller).
@@ -45,6 +50,8 @@ import time
 from pathlib import Path
 
 from pytest_doceval.kinds.documents.chunks import chunk_quality
+from pytest_doceval.kinds.documents.headings import heading_scores
+from pytest_doceval.kinds.documents.reading_order import reading_order
 from pytest_doceval.kinds.documents.suite import score_document
 from pytest_doceval.kinds.documents.tables import score_tables
 
@@ -73,7 +80,12 @@ def write_suite(root: Path, cases: int, chars: int, rng: random.Random) -> list[
 
 
 def pytest_command(doceval: bool, workers: int) -> list[str]:
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    # Without xdist, every run is pinned to one core: a case's scoring then runs in the test's
+    # process, as the metrics alone are timed (on two cores it goes to a pool whose processes
+    # the run's wall time overlaps and its CPU time does not count), so the overhead is the
+    # framework's own share of a case. Both commands alike: pytest's reference too.
+    pinned = ["taskset", "-c", "0"] if not workers and shutil.which("taskset") else []
+    cmd = [*pinned, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     if doceval:
         cmd += ["--doceval", "--doceval-html=", "--doceval-update"]
     if workers:
@@ -124,6 +136,8 @@ def metrics_time(pairs: list[tuple[str, str]]) -> tuple[float, float]:
 def score_metrics(truth: str, output: str) -> None:
     score_document(truth, output, language="en", normalization="fair-v1")
     score_tables(truth, output, reading="fair")
+    heading_scores(truth, output)
+    reading_order(truth, output)
     chunk_quality(truth, output, embedder=None, vectors=None)
 
 
