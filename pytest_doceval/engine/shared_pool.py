@@ -22,6 +22,7 @@ its process again fails alone (as `Engine` does for its own pool).
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import contextlib
 import os
@@ -38,6 +39,11 @@ from pytest_doceval.engine.stages import timed_call
 from pytest_doceval.errors import DocevalError
 
 SCHEME = "shared:"
+
+
+# The answers a shared pool keeps after their stage ran (`SharedPool._keep`): outputs are texts
+# and scores of a few kilobytes, so this holds thousands of stages; the oldest go first.
+ANSWERS_KEPT_BYTES = 64 * 1024 * 1024
 
 
 def run_pickled(payload: bytes) -> bytes:
@@ -76,6 +82,10 @@ class SharedPool:
             os.path.join(self._folder, "pool"), family="AF_UNIX", authkey=self._authkey
         )
         self._running: dict[str, concurrent.futures.Future[bytes]] = {}
+        # Answers given lately, for a worker that asks for a stage another worker had run: it
+        # took the test over (work stealing) or queued it before the answer reached the store.
+        self._answered: collections.OrderedDict[str, bytes] = collections.OrderedDict()
+        self._answered_bytes = 0
         self._lock = threading.Lock()
         self._closed = False
         self._connections: list[Connection] = []
@@ -119,20 +129,35 @@ class SharedPool:
         """The stage `key`'s answer; a stage already running for another worker is waited for,
         not run again."""
         with self._lock:
+            answered = self._answered.get(key)
+            if answered is not None:
+                return answered
             executor = self.slot.get()
             future = self._running.get(key)
             if future is None:
                 future = self._running[key] = executor.submit(run_pickled, payload)
-                future.add_done_callback(lambda _: self._forget(key))
+                future.add_done_callback(lambda done: self._keep(key, done))
         try:
             return future.result()
         except BrokenProcessPool:
             self.slot.restart(executor)
             return _alone(payload)
 
-    def _forget(self, key: str) -> None:
+    def _keep(self, key: str, done: concurrent.futures.Future[bytes]) -> None:
+        """`key` runs no more: its answer is kept (the newest `ANSWERS_KEPT_BYTES`) unless it
+        failed, so that a later ask is answered, not run again."""
         with self._lock:
             self._running.pop(key, None)
+            if done.cancelled() or done.exception() is not None:
+                return
+            answer = done.result()
+            if pickle.loads(answer)[0] != "ok":
+                return  # a stage that raised runs again where it is asked for again
+            self._answered[key] = answer
+            self._answered_bytes += len(answer)
+            while self._answered_bytes > ANSWERS_KEPT_BYTES and self._answered:
+                _, dropped = self._answered.popitem(last=False)
+                self._answered_bytes -= len(dropped)
 
     def close(self, *, cancel: bool = False) -> None:
         self._closed = True
