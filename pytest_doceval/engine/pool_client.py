@@ -13,7 +13,6 @@ from collections.abc import Callable
 from multiprocessing.connection import Client, Connection
 from typing import Any
 
-from pytest_doceval.engine.shared_pool import read_answer
 from pytest_doceval.engine.stages import timed_call
 from pytest_doceval.errors import DocevalError
 
@@ -53,8 +52,8 @@ class SharedPoolClient(concurrent.futures.Executor):
             answer = connection.recv_bytes()
         except (OSError, EOFError) as exc:
             raise DocevalError(f"the xdist controller's shared pool is gone ({exc})") from exc
-        ran, value = read_answer(answer)
-        if not ran:
+        status, value = pickle.loads(answer)
+        if status == "error":
             raise value
         return value
 

@@ -46,35 +46,20 @@ SCHEME = "shared:"
 ANSWERS_KEPT_BYTES = 64 * 1024 * 1024
 
 
-# An answer's first byte says whether its stage ran (the rest is the pickled ``(output, cost)``)
-# or raised (the pickled exception), so the pool can tell without unpickling what it keeps.
-ANSWERED, RAISED = b"+", b"-"
-
-
-def answer_of(ran: bool, value: Any) -> bytes:
-    return (ANSWERED if ran else RAISED) + pickle.dumps(value)
-
-
-def read_answer(answer: bytes) -> tuple[bool, Any]:
-    """``(ran, value)`` of an answer `answer_of` made."""
-    return answer[:1] == ANSWERED, pickle.loads(answer[1:])
-
-
 def run_pickled(payload: bytes) -> bytes:
-    """A pool process's work: the pickled ``(call, args)`` run and timed, the outcome as an
-    answer (`answer_of`: its ``(output, cost)``, or the exception it raised). Module-level:
-    pickled by name."""
+    """A pool process's work: the pickled ``(call, args)`` run and timed, the outcome pickled
+    (``("ok", (output, cost))`` or ``("error", exception)``). Module-level: pickled by name."""
     try:
         call, args = pickle.loads(payload)
-        value: Any = timed_call(call, args)
-        ran = True
+        outcome: tuple[str, Any] = ("ok", timed_call(call, args))
     except BaseException as exc:
-        value, ran = exc, False
+        outcome = ("error", exc)
     try:
-        return answer_of(ran, value)
+        return pickle.dumps(outcome)
     except Exception:  # an output or exception that cannot be pickled: say what it was
-        message = repr(value) if ran else f"{type(value).__name__}: {value}"
-        return answer_of(False, DocevalError(f"not picklable: {message}"[:2000]))
+        what = outcome[1]
+        message = f"{type(what).__name__}: {what}" if outcome[0] == "error" else repr(what)
+        return pickle.dumps(("error", DocevalError(f"not picklable: {message}"[:2000])))
 
 
 def _alone(payload: bytes) -> bytes:
@@ -134,7 +119,7 @@ class SharedPool:
                 try:
                     answer = self._run(key.decode(), payload)
                 except BaseException as exc:  # the pool itself failed: the stage fails
-                    answer = answer_of(False, DocevalError(f"shared pool: {exc}"))
+                    answer = pickle.dumps(("error", DocevalError(f"shared pool: {exc}")))
                 try:
                     connection.send_bytes(answer)
                 except (OSError, EOFError):
@@ -166,7 +151,7 @@ class SharedPool:
             if done.cancelled() or done.exception() is not None:
                 return
             answer = done.result()
-            if answer[:1] != ANSWERED:
+            if pickle.loads(answer)[0] != "ok":
                 return  # a stage that raised runs again where it is asked for again
             self._answered[key] = answer
             self._answered_bytes += len(answer)
