@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 from test_html_report import expand, without_empty_equals
 
-from pytest_doceval.html.codec import Chunk
+from pytest_doceval.html.codec import Blobs, Chunk, DataFolder
 from pytest_doceval.html.fmt import NA, fmt, fmt_signed, plain, tabular
 
 # Mostly BMP letters and whitespace, sometimes a character JavaScript counts as two.
@@ -119,3 +120,20 @@ def test_a_list_of_flat_dicts_is_a_table(rows: list[dict[str, Any]]) -> None:
     head, body = table
     assert len(body) == len(rows) and all(len(r) == len(head) for r in body)
     assert {k for r in rows for k in r} == set(head)
+
+
+def test_a_spilled_report_writes_every_block_from_its_threads(tmp_path: Path) -> None:
+    """Blocks are written on a thread pool once the page spills. The folder is made once,
+    when it spills: a lazy mkdir in each write raced ("File exists") under load in CI."""
+    folder = DataFolder(tmp_path / "report.data", "render-1")
+    blobs = Blobs(spill_at=0, folder=folder)
+    blocks = {f"block-{n}": {"rows": [[n, "x" * n]]} for n in range(64)}
+    for ident, data in blocks.items():
+        blobs.packed(ident, data)
+    blobs.close()
+    assert blobs.spilled
+    written = {path.stem for path in folder.path.iterdir()}
+    assert written == set(blocks)
+    for ident in blocks:
+        text = (folder.path / f"{ident}.js").read_text(encoding="utf-8")
+        assert text.startswith("doceval_data(") and f'"{ident}","render-1"' in text

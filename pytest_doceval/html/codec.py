@@ -195,12 +195,13 @@ class DataFolder:
     def __init__(self, path: Path, render: str) -> None:
         self.path = path
         self.render = render
-        self.made = False
+
+    def make(self) -> None:
+        """Create the folder. Called once, before any `write`: writes run on several threads,
+        and a lazy mkdir in `write` raced (two threads both saw it missing)."""
+        self.path.mkdir(parents=True)
 
     def write(self, ident: str, kind: str, text: str) -> None:
-        if not self.made:
-            self.path.mkdir(parents=True)
-            self.made = True
         call = ",".join(json.dumps(x, ensure_ascii=False) for x in (ident, self.render, kind, text))
         (self.path / f"{ident}.js").write_text(
             f"doceval_data({call});\n", encoding="utf-8", errors="replace"
@@ -277,6 +278,7 @@ class Blobs:
         """From now on every block but the tables' headers goes to the folder."""
         if self.spilled or self.folder is None:
             return
+        self.folder.make()
         self.spilled = True
         kept: list[_Part | _Table] = []
         for part in self._parts:
