@@ -42,7 +42,7 @@ def test_update_reports_changes_and_removals(tmp_path: Path) -> None:
     changes = update(path, [row("a", "p", 0.15)], {"a[p]"}, "2026-01-02")
     assert [str(c) for c in changes] == ["removed gone[p]", "changed a[p]: cer 0.1000->0.1500"]
     loaded = load_baseline(path, suite="s")
-    assert loaded is not None and loaded.metrics("a[p]") == {"cer": 0.15}
+    assert loaded is not None and loaded.entry("a[p]")["metrics"] == {"cer": 0.15}  # type: ignore[index]
 
 
 def test_unchanged_update_keeps_date_and_file(tmp_path: Path) -> None:
@@ -136,7 +136,10 @@ def test_a_gated_timing_is_recorded_and_moves_only_beyond_its_tolerance(tmp_path
     assert json.loads(path.read_text())["entries"]["a[p]"] == entry
     # 1.6 s is beyond it: the parser got slower, and accepting it is a change.
     assert run(1.6, "2026-01-04") == ["changed a[p]: cpu_seconds 1.0000->1.6000"]
-    assert load_baseline(path, suite="s").metrics("a[p]") == {"cer": 0.1, "cpu_seconds": 1.6}
+    assert load_baseline(path, suite="s").entry("a[p]")["metrics"] == {
+        "cer": 0.1,
+        "cpu_seconds": 1.6,
+    }
 
 
 def test_a_bound_on_a_timing_needs_no_baseline_and_a_suite_gate_does() -> None:

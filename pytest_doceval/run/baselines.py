@@ -1,7 +1,8 @@
 """Committed baselines: ``baselines/<suite>.json``, one entry per (case, system).
 
-The file is stable JSON (sorted keys, floats rounded to 6 decimals, two-space indent) so a pull
-request's diff of it reads as "which number moved". Each file records the normalisation profile
+The file is stable JSON (sorted keys, floats rounded to 6 decimals; one number a line, or an
+entry a line past 2,000 entries: `baseline_file`) so a pull request's diff of it reads as
+"which number moved". Each file records the normalisation profile
 its numbers were made under (the kind's ``scoring_id``: for documents, the normalisation
 profile); a baseline made under another one is never compared. Each entry keeps the cache key of
 the output it was made from, so a later run can show what its output changed.
@@ -18,18 +19,22 @@ changed by noise alone.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_doceval.atomic import write_json_atomic
 from pytest_doceval.errors import SuiteConfigError
 from pytest_doceval.gates import Tolerance, rounded
 from pytest_doceval.kinds import Suite
 from pytest_doceval.metrics.spec import find_spec
 from pytest_doceval.rows import row_key
+from pytest_doceval.run.baseline_file import (
+    BaselineEntries,
+    entry_text,
+    read_baseline,
+    write_baseline,
+)
 
 BASELINE_SCHEMA = "doceval-baseline/1"
 
@@ -38,23 +43,11 @@ BASELINE_SCHEMA = "doceval-baseline/1"
 class BaselineFile:
     suite: str
     scoring_id: str
-    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    entries: BaselineEntries  # each parsed when a test asks for it (`baseline_file`)
 
-    def metrics(self, key: str) -> dict[str, float] | None:
-        entry = self.entries.get(key)
-        return None if entry is None else dict(entry.get("metrics", {}))
-
-    def cache_key(self, key: str) -> str | None:
-        value = self.entries.get(key, {}).get("cache_key")
-        return value if isinstance(value, str) else None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": BASELINE_SCHEMA,
-            "suite": self.suite,
-            "scoring_id": self.scoring_id,
-            "entries": self.entries,
-        }
+    def entry(self, key: str) -> dict[str, Any] | None:
+        """The entry of `key`: its recorded ``metrics``, ``cache_key``, ``fingerprint``."""
+        return self.entries.get(key)
 
 
 def baseline_path(directory: Path, suite: str) -> Path:
@@ -65,17 +58,11 @@ def load_baseline(path: Path, *, suite: str) -> BaselineFile | None:
     """The baseline at `path`, None when absent; a clear error when unreadable."""
     if not path.is_file():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise SuiteConfigError(f"{path}: unreadable baseline ({exc})") from exc
-    if not isinstance(data, dict) or data.get("schema") != BASELINE_SCHEMA:
+    header, entries = read_baseline(path)
+    if header.get("schema") != BASELINE_SCHEMA:
         raise SuiteConfigError(f"{path}: not a {BASELINE_SCHEMA} file")
-    entries = data.get("entries")
-    if not isinstance(entries, dict):
-        raise SuiteConfigError(f"{path}: 'entries' must be an object")
     # Files written before kinds had scoring ids call it "normalization".
-    scoring_id = data.get("scoring_id", data.get("normalization", ""))
+    scoring_id = header.get("scoring_id", header.get("normalization", ""))
     return BaselineFile(suite, str(scoring_id), entries)
 
 
@@ -176,7 +163,7 @@ def update_baseline(
     today = today or dt.date.today().isoformat()
     noise = noise or NoiseBands()
     old = load_baseline(path, suite=suite)
-    kept = dict(old.entries) if old and old.scoring_id == scoring_id else {}
+    kept = old.entries.texts if old and old.scoring_id == scoring_id else {}
     entries = {k: v for k, v in kept.items() if k in defined_keys}
     changes = [BaselineChange(k, "removed") for k in sorted(set(kept) - set(entries))]
     if old and old.scoring_id != scoring_id:
@@ -186,7 +173,7 @@ def update_baseline(
     for row in sorted(rows, key=lambda r: (r["case"], r["system"])):
         key = row_key(row["case"], row["system"])
         new = _entry(row, today, noise)
-        previous = entries.get(key)
+        previous = old.entry(key) if old is not None and key in entries else None
         if previous is not None:
             _keep_recorded_noise(previous.get("metrics", {}), new["metrics"], noise)
         if previous is None:
@@ -202,7 +189,8 @@ def update_baseline(
             changes.append(BaselineChange(key, "changed", "same numbers, new output or system"))
         else:
             new["updated"] = previous.get("updated", today)  # unchanged numbers keep their date
-        entries[key] = new
-    if old is None or changes or old.entries != entries:
-        write_json_atomic(path, BaselineFile(suite, scoring_id, entries).to_json())
+        entries[key] = entry_text(new)
+    header = {"schema": BASELINE_SCHEMA, "suite": suite, "scoring_id": scoring_id}
+    if old is None or changes or old.entries.texts != entries:
+        write_baseline(path, header, entries)
     return changes

@@ -107,7 +107,14 @@ class Planner:
         found = self.baselines.comparable(suite)  # an unreadable file: the test's error
         if found is None:
             return NO_BASELINE
-        return BaselineEntry(found.metrics(ref.key), found.cache_key(ref.key))
+        entry = found.entry(ref.key)
+        if entry is None:
+            return NO_BASELINE
+        metrics, key = entry.get("metrics"), entry.get("cache_key")
+        return BaselineEntry(
+            dict(metrics) if isinstance(metrics, dict) else {},
+            key if isinstance(key, str) else None,
+        )
 
     def _handle(self, suite: Suite) -> SuiteHandle:
         file = suite.spec.file
