@@ -1,14 +1,14 @@
-"""doceval at scale: N generated precomputed cases, run plain, as 4 shards merged, and -n 2.
+"""doceval at scale: N generated precomputed cases, run plain, as 4 shards merged, -n 2, on Dask.
 
     python benchmarks/bench_scale.py --cases N [--kinds documents facts] [--reference 1000]
-        [--modes plain shards xdist] [--keep DIR] [--screenshot PNG]
+        [--modes plain shards xdist dask] [--keep DIR] [--screenshot PNG]
 
 Builds, in a temporary folder, a `documents` suite of N cases (a short truth each, ~`--chars`
 characters, and two precomputed systems: ``clean`` with a few substitutions and ``noisy`` with
 OCR-like edits and a dropped heading) and a `facts` variant (N facts over N / 10 pages, two
-precomputed systems as `bench_facts_kind` writes them), so each kind runs 2 N tests. Every run is
-cold (a fresh store, no baselines, no report left over) and runs ``pytest --doceval -q`` in a
-subprocess as a user starts it. Per kind it prints:
+precomputed systems as `bench_facts_kind` writes them; both in `scale_suites`), so each kind runs
+2 N tests. Every run is cold (a fresh store, no baselines, no report left over) and runs
+``pytest --doceval -q`` in a subprocess as a user starts it. Per kind it prints:
 
 * start-up: the same command on a one-case suite (the fastest of three);
 * the reference: the same suite at ``--reference`` cases (default 1,000), run plain;
@@ -21,15 +21,21 @@ subprocess as a user starts it. Per kind it prints:
   ``doceval merge`` timed with its peak RSS, and whether the merged numbers equal the plain
   run's (aggregates, deltas, gates, the kind's analyses);
 * xdist: ``-n 2``: wall time and the peak RSS of the controller and of each worker;
+* dask: the run carried by a Dask ``LocalCluster`` of 2 worker processes of one thread each,
+  started in a process of its own (`dask_cluster`) before the run and closed after it, with
+  ``--doceval-executor=dask:ADDRESS``: wall time; CPU time of pytest's processes and of the
+  cluster's members during the run (every score runs on the cluster, so its workers' CPU time
+  grows: the line says by how much, and how many doceval stages the workers ran -- none fails the
+  benchmark); the cluster's start-up; the peak RSS of the controller (pytest), the scheduler and
+  each worker; and whether its numbers equal the plain run's. Without ``distributed`` the mode
+  says it is skipped (``pip install 'pytest-doceval[dask]'``);
 * compare: ``doceval compare`` of the plain report against the merged one (two N-case reports).
 
 Peak RSS is sampled every 50 ms over the process tree with psutil: the controller is the pytest
-process, each xdist worker a child of it (its own process pool, if any, is counted apart).
+process, each xdist worker a child of it (its own process pool, if any, is counted apart); the
+Dask cluster's scheduler and workers are sampled alongside.
 ``--screenshot`` saves the HTML as headless Chromium draws it (1400 x 2400 px) after opening
 the first failing case's row.
-
-A Dask ``LocalCluster`` mode belongs in `MODES` (`run_dask`, to come): the run carried by the
-cluster, its scheduler and workers measured as the xdist workers are.
 
 Targets (issue 35, at N = 100,000 on 2 cores): the plain run completes with doceval's cost per
 case within 1.2 x its cost at 1,000; controller peak RSS <= 2 GB; the HTML's first page <= 10 MB
@@ -40,100 +46,35 @@ and interactive in <= 2 s; a case's row opens in <= 1 s; merge of the 4 shards <
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
+import importlib.util
 import os
-import random
 import resource
 import shutil
-import string
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_facts_kind import write_suite as write_facts_suite
 from bench_plugin_overhead import score_metrics
 from browser import Browser
+from dask_cluster import WORKERS as DASK_WORKERS
+from dask_cluster import Cluster
+from scale_suites import write_suite
 
 from pytest_doceval.report.html import data_folder
 from pytest_doceval.report.json_report import load_report
 
 SHARDS = 4
 SAMPLE_EVERY = 0.05  # seconds between RSS samples
-DOCUMENT_SYSTEMS = ("clean", "noisy")
-METRIC_SAMPLE = 400  # cases whose metrics are timed in-process (documents)
 TARGETS = {"cost": 1.2, "rss_mb": 2048, "page_mb": 10, "ready_s": 2, "open_s": 1}
 TARGETS |= {"merge_s": 60, "compare_s": 30}
-
-
-# --------------------------------------------------------------------------- the suites
-
-
-def write_documents_suite(root: Path, cases: int, chars: int, seed: int) -> list[tuple[str, str]]:
-    """A documents suite of `cases` cases: a short markdown truth each (a heading, a paragraph
-    of ~`chars` characters, a two-item list) and two precomputed systems' outputs, ``clean``
-    (a few substitutions) and ``noisy`` (OCR-like: the heading lost, letters confused, a word
-    dropped; one case in a hundred garbled, over the suite's absolute gate ``cer <= 0.08``).
-    Returns the (truth, output) pairs of a sample of the cases (for timing the metrics)."""
-    rng = random.Random(seed)
-    suite = root / "cases" / "docs"
-    suite.mkdir(parents=True)
-    (root / "pyproject.toml").write_text("[tool.doceval]\nsuites = ['cases']\n")
-    (suite / "suite.toml").write_text(
-        "[suite]\n"
-        'kind = "documents"\n'
-        f"systems = {json.dumps(list(DOCUMENT_SYSTEMS))}\n"
-        "[gates]\n"
-        'cer = "<= 0.08"\n'
-        "[gates.suite]\n"
-        'cer = "significant:+0.5pp"\n',
-        encoding="utf-8",
-    )
-    words = ["".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 9))) for _ in range(800)]
-    sample: list[tuple[str, str]] = []
-    every = max(1, cases // METRIC_SAMPLE)
-    for number in range(cases):
-        body = " ".join(rng.choice(words) for _ in range(max(1, chars // 6)))
-        truth = f"# Case {number}\n\n{body}.\n\n- first item\n- second item\n"
-        clean = truth.replace("e", "c", rng.randint(0, 3))
-        noisy = _noisy(rng, truth)
-        folder = suite / f"case{number:06d}"
-        (folder / "outputs").mkdir(parents=True)
-        (folder / "truth.md").write_text(truth, encoding="utf-8")
-        (folder / "outputs" / "clean.md").write_text(clean, encoding="utf-8")
-        (folder / "outputs" / "noisy.md").write_text(noisy, encoding="utf-8")
-        if number % every == 0:
-            sample += [(truth, clean), (truth, noisy)]
-    return sample
-
-
-def _noisy(rng: random.Random, truth: str) -> str:
-    chars = list(truth.replace("# ", "", 1))
-    confusions = rng.randint(1, 1 + len(chars) // 40)
-    if rng.random() < 0.01:
-        confusions = len(chars) // 6  # a garbled page
-    for _ in range(confusions):
-        at = rng.randrange(len(chars))
-        if chars[at].isalpha():
-            chars[at] = rng.choice("ilcoau1")
-    words = "".join(chars).split(" ")
-    if len(words) > 4:
-        del words[rng.randrange(1, len(words) - 1)]
-    return " ".join(words)
-
-
-def write_suite(kind: str, root: Path, cases: int, chars: int, seed: int) -> list[tuple[str, str]]:
-    """A suite of `cases` cases of `kind`, two systems each; documents: the timing sample."""
-    if kind == "documents":
-        return write_documents_suite(root, cases, chars, seed)
-    # facts: `cases` facts over cases / 10 pages, the second system with OCR noise
-    write_facts_suite(root, max(1, cases // 10), max(2, cases), seed, systems=2)
-    return []
 
 
 # --------------------------------------------------------------------------- one command
@@ -152,10 +93,17 @@ class Measured:
     load: tuple[float, float] = (0.0, 0.0)  # 1-minute load average before and after
 
 
-def measure(command: list[str], cwd: Path, *, workers: bool = False) -> Measured:
+def measure(
+    command: list[str],
+    cwd: Path,
+    *,
+    workers: bool = False,
+    during: Callable[[], None] | None = None,
+) -> Measured:
     """Run `command` in `cwd`, sampling the RSS of its process tree every `SAMPLE_EVERY`:
     the process itself (the controller), its direct children (xdist workers when `workers`,
-    else its process pool) and their children (the workers' pools)."""
+    else its process pool) and their children (the workers' pools). `during` is called at
+    each sample too (to sample processes outside the tree: a Dask cluster's)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
     started = time.perf_counter()
@@ -165,6 +113,8 @@ def measure(command: list[str], cwd: Path, *, workers: bool = False) -> Measured
         depth: dict[int, int] = {}
         while proc.poll() is None:
             _sample(proc, peaks, depth)
+            if during is not None:
+                during()
             time.sleep(SAMPLE_EVERY)
         wall = time.perf_counter() - started
         out.seek(0)
@@ -223,9 +173,14 @@ def fresh(project: Path) -> None:
         shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
 
 
-def run_pytest(project: Path, *options: str, workers: bool = False) -> Measured:
+def run_pytest(
+    project: Path,
+    *options: str,
+    workers: bool = False,
+    during: Callable[[], None] | None = None,
+) -> Measured:
     fresh(project)
-    return measure(pytest_command(*options), project, workers=workers)
+    return measure(pytest_command(*options), project, workers=workers, during=during)
 
 
 # --------------------------------------------------------------------------- the modes
@@ -316,13 +271,10 @@ def run_shards(scale: Scale, project: Path, keep: Path, plain: Path | None) -> P
         f"(sum {sum(walls):,.1f} s)"
     )
     ok = "OK" if merge.wall <= TARGETS["merge_s"] and merge.controller_mb <= 2048 else "OVER"
-    verdict = None if plain is None else same(plain, merged)
-    if verdict not in (None, "yes"):
-        UNEQUAL.append(f"{scale.kind}: {verdict}")
-    equal = "" if verdict is None else f"; merged numbers equal the plain run's: {verdict}"
+    equal = equal_to_plain(scale, "merged", plain, merged)
     scale.say(
         f"  doceval merge: {merge.wall:,.1f} s, peak RSS {merge.controller_mb:,.0f} MB "
-        f"(targets <= 60 s, <= 2 GB: {ok}){equal}"
+        f"(targets <= 60 s, <= 2 GB: {ok}){'; ' + equal if equal else ''}"
     )
     return merged
 
@@ -337,9 +289,52 @@ def run_xdist(scale: Scale, project: Path) -> None:
     scale.say(f"  {rss_line(run)}")
 
 
-# A Dask LocalCluster mode comes here (the run carried by a cluster: `run_dask`, measured as
-# `run_xdist` is, its scheduler and workers among the processes sampled).
-MODES = ("plain", "shards", "xdist")
+def run_dask(scale: Scale, project: Path, keep: Path, plain: Path | None) -> None:
+    """The run on a Dask LocalCluster of its own (`dask_cluster`), started before the run and
+    closed after it; its CPU time counted from its members' CPU times before and after."""
+    if importlib.util.find_spec("distributed") is None:
+        scale.say("dask: skipped, Dask is not installed: pip install 'pytest-doceval[dask]'")
+        return
+    cluster = Cluster.start()
+    try:
+        before = cluster.cpu()
+        executor = f"--doceval-executor=dask:{cluster.address}"
+        run = run_pytest(project, "--doceval-html=", executor, during=cluster.sample)
+        used = {role: seconds - before[role] for role, seconds in cluster.cpu().items()}
+    finally:
+        stages = cluster.stop()
+    if not stages:  # the scores went elsewhere: the mode would measure something else
+        FAILED.append(f"{scale.kind}, dask: {stages} doceval stages ran on the cluster")
+    pytest_cpu = run.cpu
+    run = dataclasses.replace(run, cpu=run.cpu + sum(used.values()))
+    label = f"dask ({DASK_WORKERS} workers x 1 thread)"
+    on_workers = ", ".join(
+        f"{seconds:,.1f}" for role, seconds in used.items() if role != "scheduler"
+    )
+    scale.say(
+        f"{label}: {run.wall:,.1f} s, {scale.tests / run.wall:,.0f} tests/s, CPU {run.cpu:,.1f} s "
+        f"= pytest {pytest_cpu:,.1f} s + scheduler {used['scheduler']:,.1f} s + workers "
+        f"{on_workers} s (load {run.load[0]:.1f} -> {run.load[1]:.1f}) [{run.tail}]"
+    )
+    scale.say(
+        f"  cluster: started in {cluster.started_in:.1f} s; its workers ran {stages} doceval "
+        f"stages (a Dask task each)"
+    )
+    cost_line(scale, "dask", run, None)
+    peaks = cluster.peaks_mb()
+    on_workers = ", ".join(f"{mb:,.0f}" for role, mb in peaks.items() if role != "scheduler")
+    scale.say(
+        f"  {rss_line(run)}, scheduler {peaks.get('scheduler', 0.0):,.0f} MB, "
+        f"dask workers {on_workers} MB"
+    )
+    report = keep / f"{scale.kind}-dask.json"
+    shutil.copy(project / "doceval-report.json", report)
+    equal = equal_to_plain(scale, "the dask run's", plain, report)
+    if equal:
+        scale.say(f"  {equal}")
+
+
+MODES = ("plain", "shards", "xdist", "dask")
 
 
 def run_compare(scale: Scale, old: Path, new: Path) -> None:
@@ -351,8 +346,20 @@ def run_compare(scale: Scale, old: Path, new: Path) -> None:
     )
 
 
-# Kinds whose merged shards did not give the plain run's numbers: the run fails (CI runs it).
-UNEQUAL: list[str] = []
+# Runs (merged shards, dask) that did not give the plain run's numbers, and a dask run whose
+# stages did not run on the cluster: the benchmark fails (CI runs it).
+FAILED: list[str] = []
+
+
+def equal_to_plain(scale: Scale, what: str, plain: Path | None, report: Path) -> str:
+    """Whether `report` (`what`: "merged", "the dask run's") holds the plain run's numbers, as
+    a line's phrase ("" without a plain run); a difference is noted in `FAILED`."""
+    if plain is None:
+        return ""
+    verdict = same(plain, report)
+    if verdict != "yes":
+        FAILED.append(f"{scale.kind}, {what} numbers equal the plain run's: {verdict}")
+    return f"{what} numbers equal the plain run's: {verdict}"
 
 
 def same(a: Path, b: Path) -> str:
@@ -364,7 +371,7 @@ def same(a: Path, b: Path) -> str:
         if other is None:
             return f"no (suite {name} missing)"
         for key in set(section) | set(other):
-            if key != "results" and section.get(key) != other.get(key):  # type: ignore[misc]
+            if key != "results" and section.get(key) != other.get(key):
                 return f"no ({name}: {key} differs)"
         rows_a, rows_b = section["results"], other["results"]
         ta, tb = rows_a.table, rows_b.table  # type: ignore[attr-defined]
@@ -490,6 +497,8 @@ def bench_kind(kind: str, args: argparse.Namespace, work: Path, browser: Browser
         merged = run_shards(scale, big, keep, plain)
     if "xdist" in args.modes:
         run_xdist(scale, big)
+    if "dask" in args.modes:
+        run_dask(scale, big, keep, plain)
     if plain is not None and merged is not None:
         run_compare(scale, plain, merged)
 
@@ -521,8 +530,8 @@ def main() -> None:
         finally:
             if browser is not None:
                 browser.close()
-    if UNEQUAL:
-        raise SystemExit(f"merged shards differ from the plain run: {'; '.join(UNEQUAL)}")
+    if FAILED:
+        raise SystemExit(f"bench_scale failed: {'; '.join(FAILED)}")
 
 
 if __name__ == "__main__":
