@@ -138,3 +138,15 @@ def test_an_update_beyond_the_indented_size_keeps_untouched_lines_as_they_were(
         "metrics": {"cer": 0.35},
         "updated": "2026-02-02",
     }
+
+
+def test_a_checkout_with_windows_line_ends_reads_the_same(
+    tmp_path: Path, lines_beyond_two: None
+) -> None:
+    path = tmp_path / "s.json"
+    entries = {f"c{n}[p]": entry(n / 10) for n in range(4)}
+    written(path, entries)
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    baseline = load_baseline(path, suite="s")
+    assert baseline is not None and baseline.scoring_id == "fair-v1"
+    assert {k: baseline.entry(k) for k in baseline.entries} == entries

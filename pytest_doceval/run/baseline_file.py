@@ -22,6 +22,7 @@ valid JSON is that test's error, naming the file and the key.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -36,6 +37,7 @@ INDENTED_ENTRIES = 2_000
 
 _OPENING = ("{", '  "entries": {')
 _ENTRY_INDENT = "    "
+_ENTRY_START = _ENTRY_INDENT + '"'
 _KEY = json.JSONDecoder()
 
 
@@ -82,13 +84,14 @@ def read_baseline(path: Path) -> tuple[dict[str, Any], BaselineEntries]:
     """The file's header (every key but ``entries``) and its entries; `SuiteConfigError` when
     it is not JSON or has no ``entries`` object."""
     try:
+        with path.open(encoding="utf-8") as lines:  # "\r\n" read as "\n"
+            found = _read_entry_lines(lines)
+        if found is not None:
+            header, texts = found
+            return header, BaselineEntries(path, texts)
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteConfigError(f"{path}: unreadable baseline ({exc})") from exc
-    found = _read_entry_lines(text)
-    if found is not None:
-        header, texts = found
-        return header, BaselineEntries(path, texts)
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -104,29 +107,29 @@ def read_baseline(path: Path) -> tuple[dict[str, Any], BaselineEntries]:
     return data, BaselineEntries(path, texts)
 
 
-def _read_entry_lines(text: str) -> tuple[dict[str, Any], dict[str, str]] | None:
-    """The header and entry texts of a file in the entry-a-line layout; None when `text` is
-    not one (then it is parsed whole)."""
-    lines = text.split("\n")
-    if tuple(lines[:2]) != _OPENING:
+def _read_entry_lines(lines: Iterator[str]) -> tuple[dict[str, Any], dict[str, str]] | None:
+    """The header and entry texts of a file in the entry-a-line layout, read a line at a time
+    (a 100,000-case file is never held whole); None when it is not one (then it is parsed
+    whole)."""
+    if tuple(line.rstrip("\n") for line in itertools.islice(lines, 2)) != _OPENING:
         return None
     texts: dict[str, str] = {}
-    at = 2
-    while at < len(lines) and lines[at].startswith(_ENTRY_INDENT + '"'):
-        line = lines[at]
+    line = ""
+    for line in lines:
+        if not line.startswith(_ENTRY_START):
+            break
         try:
             key, end = _KEY.raw_decode(line, len(_ENTRY_INDENT))
         except ValueError:
             return None
-        value = line[end + 2 :].removesuffix(",")
+        value = line[end + 2 :].rstrip("\n").removesuffix(",")
         if not isinstance(key, str) or line[end : end + 2] != ": " or not value.startswith("{"):
             return None
         texts[key] = value
-        at += 1
-    if at >= len(lines) or lines[at] not in ("  },", "  }"):
+    if line.rstrip("\n") not in ("  },", "  }"):
         return None
     try:
-        header = json.loads("{" + "\n".join(lines[at + 1 :]))
+        header = json.loads("{" + "".join(lines))
     except ValueError:
         return None
     return (header, texts) if isinstance(header, dict) else None
