@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 
 def free_port() -> int:
@@ -18,9 +19,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def dask_cluster() -> Iterator[str]:
+def dask_cluster(worker_log: Path | None = None) -> Iterator[str]:
     """A Dask scheduler and one worker (2 threads) on 127.0.0.1, in processes of their own:
-    distributed imported into this test process disturbs later in-process pytest runs."""
+    distributed imported into this test process disturbs later in-process pytest runs. The
+    worker's log goes to `worker_log` when given."""
     address = f"tcp://127.0.0.1:{free_port()}"
     port = address.rsplit(":", 1)[1]
     cli = [sys.executable, "-m"]
@@ -38,6 +40,7 @@ def dask_cluster() -> Iterator[str]:
         ],
         **quiet,
     )
+    log = worker_log.open("wb") if worker_log is not None else None
     worker = subprocess.Popen(
         [
             *cli,
@@ -52,7 +55,7 @@ def dask_cluster() -> Iterator[str]:
             "--dashboard-address",
             ":0",
         ],
-        **quiet,
+        **(quiet if log is None else {"stdout": log, "stderr": log}),
     )
     try:
         deadline = time.monotonic() + 60
@@ -69,3 +72,5 @@ def dask_cluster() -> Iterator[str]:
         for process in (worker, scheduler):
             process.terminate()
             process.wait(timeout=30)
+        if log is not None:
+            log.close()

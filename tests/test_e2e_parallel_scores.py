@@ -130,10 +130,13 @@ def test_a_dask_cluster_carries_the_scores(pytester: pytest.Pytester) -> None:
         pytest.skip("needs Dask (pip install 'pytest-doceval[dask]')")
     busy_project(pytester.path, seconds=0.0)  # cheap, and still the cluster's: it was given
     here, _ = scored(pytester)
-    with dask_cluster() as address:
+    log = pytester.path / "worker.log"
+    with dask_cluster(worker_log=log) as address:
         rows, pids = scored(pytester, f"--doceval-executor=dask:{address}")
     assert all(pid not in pids for case, (_, _, pid, _) in rows.items() if case != "c05")
     assert numbers(rows) == numbers(here)
+    # c05's score raised on the cluster: its test's error (`scored`), not the cluster's.
+    assert "Compute Failed" not in log.read_text(errors="replace")
 
 
 DYING_KIND = """

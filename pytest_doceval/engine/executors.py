@@ -43,6 +43,49 @@ class ExecutorSpec:
         return f"dask:{self.address}" if self.kind == "dask" else self.kind
 
 
+def caught_call(call: Callable[..., Any], args: tuple[Any, ...]) -> tuple[bool, Any]:
+    """``(True, timed_call(call, args))``, or ``(False, the exception)`` it raised: how a Dask
+    worker runs a stage. A stage that raises (a corrupt PDF, a skipped fact, a score the kind
+    refuses) is its test's outcome, not the cluster's failure, and a raising task would be
+    logged by every worker as "Compute Failed", with its traceback."""
+    try:
+        return True, timed_call(call, args)
+    except Exception as exc:
+        return False, exc
+
+
+def _unwrapped(
+    caught: concurrent.futures.Future[tuple[bool, Any]],
+) -> concurrent.futures.Future[Any]:
+    """A future of `caught_call`'s outcome as if the stage had run where it was asked for: its
+    result, or its exception raised. Cancelling it cancels the task."""
+    outcome: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def settle(done: concurrent.futures.Future[tuple[bool, Any]]) -> None:
+        if done.cancelled():
+            outcome.cancel()
+            return
+        if not outcome.set_running_or_notify_cancel():
+            return  # cancelled by the engine meanwhile
+        try:
+            ran, value = done.result()
+        except BaseException as exc:  # the cluster's own failure: a worker lost, a pickling error
+            outcome.set_exception(exc)
+            return
+        if ran:
+            outcome.set_result(value)
+        else:
+            outcome.set_exception(value)
+
+    def cancel_task(mine: concurrent.futures.Future[Any]) -> None:
+        if mine.cancelled():
+            caught.cancel()
+
+    outcome.add_done_callback(cancel_task)
+    caught.add_done_callback(settle)
+    return outcome
+
+
 def parse_executor(text: str, *, workers: int = 0) -> ExecutorSpec:
     """``processes``, ``threads`` or ``dask:tcp://HOST:PORT``; anything else is an error."""
     value = text.strip()
@@ -137,7 +180,7 @@ class ExecutorSlot:
             return executor.submit_keyed(key, call, args)
         if self._client is not None:  # Dask's executor passes the key on to its client
             keyed: Any = executor
-            return keyed.submit(timed_call, call, args, key=f"doceval-{key}")  # type: ignore[no-any-return]
+            return _unwrapped(keyed.submit(caught_call, call, args, key=f"doceval-{key}"))
         return executor.submit(timed_call, call, args)
 
     def _make(self) -> concurrent.futures.Executor:
