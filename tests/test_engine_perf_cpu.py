@@ -9,7 +9,7 @@ import time
 
 from pytest_doceval.engine.executors import process_pool
 from pytest_doceval.engine.stages import timed_call
-from pytest_doceval.run.progress import Totals
+from pytest_doceval.run.progress import Totals, summary_line
 
 
 def spin(seconds: float) -> int:
@@ -67,6 +67,18 @@ def test_workers_totals_add_up() -> None:
     assert (totals.stages, totals.finished, totals.failed) == (5, 4, 1)
     assert totals.cpu_seconds == 2.0
     assert totals.requests == {"model": 2}
+
+
+def test_a_stage_run_once_for_two_workers_is_counted_once_and_said() -> None:
+    """The shared pool answered worker 2 with the run it made for worker 1: worker 1's CPU
+    stage time holds it, worker 2's does not, and the summary says why the count is lower."""
+    totals = Totals()
+    totals.add(Totals(stages=2, finished=2, cpu_seconds=3.0).to_dict())
+    totals.add(Totals(stages=2, finished=2, cpu_seconds=0.0, ran_for_another=1).to_dict())
+    line = summary_line(totals)
+    assert totals.ran_for_another == 1 and "CPU stage time 3.0 s" in line
+    assert "1 stage(s) run once for two workers, counted once" in line
+    assert "run once" not in summary_line(Totals(stages=1, finished=1, cpu_seconds=1.0))
 
 
 def test_pool_processes_start_with_pymupdf_imported() -> None:

@@ -36,7 +36,14 @@ from typing import TYPE_CHECKING, Any
 from pytest_doceval.engine.executors import ExecutorSlot, process_pool
 from pytest_doceval.engine.nodes import DONE, Node, Snapshot, for_test, needed
 from pytest_doceval.engine.placement import Placement
-from pytest_doceval.engine.stages import CpuStage, ModelStage, Stage, StaysHome, timed_call
+from pytest_doceval.engine.stages import (
+    CpuStage,
+    ModelStage,
+    RanForAnother,
+    Stage,
+    StaysHome,
+    timed_call,
+)
 from pytest_doceval.errors import DocevalError, SystemUnavailable
 from pytest_doceval.metrics.cost import StageCost, price, tokens_of, total
 from pytest_doceval.models.counts import split_waiting
@@ -77,6 +84,7 @@ class Engine:
         self._threads: concurrent.futures.ThreadPoolExecutor | None = None
         self._waiting: Counter[str] = Counter()  # model requests the stages wait for
         self._cpu_seconds = 0.0
+        self._ran_for_another = 0  # answers the shared pool made for another worker's ask
         self._started: float | None = None
         self._closed = False
         remote = slot.spec.kind == "dask"
@@ -298,6 +306,7 @@ class Engine:
                 failed=sum(n.state == "failed" for n in nodes),
                 in_flight=in_flight,
                 cpu_seconds=self._cpu_seconds,
+                ran_for_another=self._ran_for_another,
                 elapsed=0.0 if self._started is None else time.monotonic() - self._started,
                 queued=queued,
             )
@@ -365,7 +374,7 @@ class Engine:
     ) -> None:
         with self._lock:
             try:
-                output, cost = future.result()
+                answer = future.result()
             except BrokenProcessPool as exc:
                 if node.isolated or self._closed:
                     self._fail(node, DocevalError(f"its worker process died ({exc})"))
@@ -384,7 +393,12 @@ class Engine:
             except BaseException as exc:
                 self._fail(node, exc)
                 return
-            self._cpu_seconds += cost.cpu_seconds
+            if isinstance(answer, RanForAnother):  # counted where it ran
+                output, cost = answer.output, answer.cost
+                self._ran_for_another += 1
+            else:
+                output, cost = answer
+                self._cpu_seconds += cost.cpu_seconds
             free = isinstance(node.stage, CpuStage) and node.stage.free
             self._finish(node, output, None if free else cost)
 

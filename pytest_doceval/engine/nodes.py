@@ -60,6 +60,9 @@ class Snapshot:
     cpu_seconds: float
     elapsed: float
     queued: dict[str, int] = field(default_factory=dict)  # model -> waited for, not on the wire
+    # Stages the shared pool answered with the run it made for another xdist worker's ask:
+    # their CPU time is in that worker's `cpu_seconds`, not in this one's.
+    ran_for_another: int = 0
 
     @property
     def finished(self) -> int:

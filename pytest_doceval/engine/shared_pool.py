@@ -35,7 +35,7 @@ from multiprocessing.connection import Connection, Listener
 from pathlib import Path
 from typing import Any
 
-from pytest_doceval.engine.stages import timed_call
+from pytest_doceval.engine.stages import RAN_FOR_ANOTHER, RAN_FOR_THIS_ASK, timed_call
 from pytest_doceval.errors import DocevalError
 
 SCHEME = "shared:"
@@ -119,29 +119,34 @@ class SharedPool:
                 try:
                     answer = self._run(key.decode(), payload)
                 except BaseException as exc:  # the pool itself failed: the stage fails
-                    answer = pickle.dumps(("error", DocevalError(f"shared pool: {exc}")))
+                    failed = ("error", DocevalError(f"shared pool: {exc}"))
+                    answer = RAN_FOR_THIS_ASK + pickle.dumps(failed)
                 try:
                     connection.send_bytes(answer)
                 except (OSError, EOFError):
                     return
 
     def _run(self, key: str, payload: bytes) -> bytes:
-        """The stage `key`'s answer; a stage already running for another worker is waited for,
-        not run again."""
+        """The stage `key`'s answer, its first byte saying whether it ran for this ask
+        (`RAN_FOR_THIS_ASK`) or for another's (`RAN_FOR_ANOTHER`): a stage already running
+        for another worker is waited for, and one that ran lately is answered, not run
+        again."""
         with self._lock:
             answered = self._answered.get(key)
             if answered is not None:
-                return answered
+                return RAN_FOR_ANOTHER + answered
             executor = self.slot.get()
             future = self._running.get(key)
+            mark = RAN_FOR_ANOTHER
             if future is None:
                 future = self._running[key] = executor.submit(run_pickled, payload)
                 future.add_done_callback(lambda done: self._keep(key, done))
+                mark = RAN_FOR_THIS_ASK
         try:
-            return future.result()
+            return mark + future.result()
         except BrokenProcessPool:
             self.slot.restart(executor)
-            return _alone(payload)
+            return RAN_FOR_THIS_ASK + _alone(payload)
 
     def _keep(self, key: str, done: concurrent.futures.Future[bytes]) -> None:
         """`key` runs no more: its answer is kept (the newest `ANSWERS_KEPT_BYTES`) unless it

@@ -160,6 +160,7 @@ class Totals:
     # Of `stages`, those the start line counted (planned by then); the rest were planned after
     # it: under xdist, the stages of tests one worker took over from another.
     at_start: int = 0
+    ran_for_another: int = 0  # answered by the shared pool from another worker's run
 
     @classmethod
     def of(
@@ -174,10 +175,12 @@ class Totals:
             snapshot.cpu_seconds,
             dict(requests),
             snapshot.total if start is None else start.total,
+            snapshot.ran_for_another,
         )
 
     def add(self, other: Mapping[str, Any]) -> None:
-        for name in ("stages", "finished", "cached", "failed", "cpu_seconds", "at_start"):
+        counts = ("stages", "finished", "cached", "failed", "cpu_seconds", "at_start")
+        for name in (*counts, "ran_for_another"):
             setattr(self, name, getattr(self, name) + other.get(name, 0))
         for source, count in other.get("requests", {}).items():
             self.requests[source] = self.requests.get(source, 0) + count
@@ -195,6 +198,11 @@ def summary_line(totals: Totals) -> str:
         f"doceval: {totals.finished}/{totals.stages} stages ({after}{totals.cached} from the "
         f"cache, {totals.failed} failed); {describe_requests(totals.requests)}; CPU stage "
         f"time {totals.cpu_seconds:.1f} s"
+        + (
+            f" ({totals.ran_for_another} stage(s) run once for two workers, counted once)"
+            if totals.ran_for_another
+            else ""
+        )
     )
 
 
