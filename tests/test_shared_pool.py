@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_doceval.engine.answers import RanForAnother
 from pytest_doceval.engine.pool_client import SharedPoolClient
 from pytest_doceval.engine.shared_pool import SharedPool
-from pytest_doceval.engine.stages import RanForAnother
 from tests.shared_pool_stages import count_run, fail_once
 
 

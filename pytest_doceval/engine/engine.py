@@ -33,13 +33,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
+from pytest_doceval.engine.answers import RanForAnother
 from pytest_doceval.engine.executors import ExecutorSlot, process_pool
 from pytest_doceval.engine.nodes import DONE, Node, Snapshot, for_test, needed
 from pytest_doceval.engine.placement import Placement
 from pytest_doceval.engine.stages import (
     CpuStage,
     ModelStage,
-    RanForAnother,
     Stage,
     StaysHome,
     timed_call,

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from multiprocessing.connection import Client, Connection
 from typing import Any
 
-from pytest_doceval.engine.stages import RAN_FOR_ANOTHER, RanForAnother, timed_call
+from pytest_doceval.engine.answers import read_answer
+from pytest_doceval.engine.stages import timed_call
 from pytest_doceval.errors import DocevalError
 
 
@@ -52,12 +53,7 @@ class SharedPoolClient(concurrent.futures.Executor):
             answer = connection.recv_bytes()
         except (OSError, EOFError) as exc:
             raise DocevalError(f"the xdist controller's shared pool is gone ({exc})") from exc
-        status, value = pickle.loads(answer[1:])
-        if status == "error":
-            raise value
-        if answer[:1] == RAN_FOR_ANOTHER:
-            return RanForAnother(*value)
-        return value
+        return read_answer(answer)
 
     def _connection(self) -> Connection:
         connection: Connection | None = getattr(self._local, "connection", None)

@@ -35,7 +35,8 @@ from multiprocessing.connection import Connection, Listener
 from pathlib import Path
 from typing import Any
 
-from pytest_doceval.engine.stages import RAN_FOR_ANOTHER, RAN_FOR_THIS_ASK, timed_call
+from pytest_doceval.engine.answers import answer, outcome, returned
+from pytest_doceval.engine.stages import timed_call
 from pytest_doceval.errors import DocevalError
 
 SCHEME = "shared:"
@@ -47,19 +48,20 @@ ANSWERS_KEPT_BYTES = 64 * 1024 * 1024
 
 
 def run_pickled(payload: bytes) -> bytes:
-    """A pool process's work: the pickled ``(call, args)`` run and timed, the outcome pickled
-    (``("ok", (output, cost))`` or ``("error", exception)``). Module-level: pickled by name."""
+    """A pool process's work: the pickled ``(call, args)`` run and timed, its outcome encoded
+    (`answers.outcome`: its ``(output, cost)`` or the exception it raised). Module-level:
+    pickled by name."""
     try:
         call, args = pickle.loads(payload)
-        outcome: tuple[str, Any] = ("ok", timed_call(call, args))
+        value: Any = timed_call(call, args)
+        ran = True
     except BaseException as exc:
-        outcome = ("error", exc)
+        value, ran = exc, False
     try:
-        return pickle.dumps(outcome)
+        return outcome(ran, value)
     except Exception:  # an output or exception that cannot be pickled: say what it was
-        what = outcome[1]
-        message = f"{type(what).__name__}: {what}" if outcome[0] == "error" else repr(what)
-        return pickle.dumps(("error", DocevalError(f"not picklable: {message}"[:2000])))
+        message = repr(value) if ran else f"{type(value).__name__}: {value}"
+        return outcome(False, DocevalError(f"not picklable: {message}"[:2000]))
 
 
 def _alone(payload: bytes) -> bytes:
@@ -117,36 +119,34 @@ class SharedPool:
                     return  # the worker is done (or gone)
                 key, _, payload = message.partition(b"\0")
                 try:
-                    answer = self._run(key.decode(), payload)
+                    answered = self._run(key.decode(), payload)
                 except BaseException as exc:  # the pool itself failed: the stage fails
-                    failed = ("error", DocevalError(f"shared pool: {exc}"))
-                    answer = RAN_FOR_THIS_ASK + pickle.dumps(failed)
+                    failed = outcome(False, DocevalError(f"shared pool: {exc}"))
+                    answered = answer(failed, for_another=False)
                 try:
-                    connection.send_bytes(answer)
+                    connection.send_bytes(answered)
                 except (OSError, EOFError):
                     return
 
     def _run(self, key: str, payload: bytes) -> bytes:
-        """The stage `key`'s answer, its first byte saying whether it ran for this ask
-        (`RAN_FOR_THIS_ASK`) or for another's (`RAN_FOR_ANOTHER`): a stage already running
-        for another worker is waited for, and one that ran lately is answered, not run
-        again."""
+        """The stage `key`'s answer (`answers.answer`): a stage already running for another
+        worker is waited for, and one that ran lately is answered, not run again -- and the
+        answer says it ran for another's ask."""
         with self._lock:
-            answered = self._answered.get(key)
-            if answered is not None:
-                return RAN_FOR_ANOTHER + answered
+            kept = self._answered.get(key)
+            if kept is not None:
+                return answer(kept, for_another=True)
             executor = self.slot.get()
             future = self._running.get(key)
-            mark = RAN_FOR_ANOTHER
+            for_another = future is not None
             if future is None:
                 future = self._running[key] = executor.submit(run_pickled, payload)
                 future.add_done_callback(lambda done: self._keep(key, done))
-                mark = RAN_FOR_THIS_ASK
         try:
-            return mark + future.result()
+            return answer(future.result(), for_another=for_another)
         except BrokenProcessPool:
             self.slot.restart(executor)
-            return RAN_FOR_THIS_ASK + _alone(payload)
+            return answer(_alone(payload), for_another=False)
 
     def _keep(self, key: str, done: concurrent.futures.Future[bytes]) -> None:
         """`key` runs no more: its answer is kept (the newest `ANSWERS_KEPT_BYTES`) unless it
@@ -155,11 +155,11 @@ class SharedPool:
             self._running.pop(key, None)
             if done.cancelled() or done.exception() is not None:
                 return
-            answer = done.result()
-            if pickle.loads(answer)[0] != "ok":
+            encoded = done.result()
+            if not returned(encoded):
                 return  # a stage that raised runs again where it is asked for again
-            self._answered[key] = answer
-            self._answered_bytes += len(answer)
+            self._answered[key] = encoded
+            self._answered_bytes += len(encoded)
             while self._answered_bytes > ANSWERS_KEPT_BYTES and self._answered:
                 _, dropped = self._answered.popitem(last=False)
                 self._answered_bytes -= len(dropped)

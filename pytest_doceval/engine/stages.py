@@ -198,21 +198,6 @@ def _peak_mib() -> float | None:
     return None
 
 
-# The first byte of a shared pool's answer: the stage ran for this ask, or for another
-# worker's (the client then says so, `RanForAnother`, so its CPU time is counted once).
-RAN_FOR_THIS_ASK, RAN_FOR_ANOTHER = b"+", b"="
-
-
-@dataclass(frozen=True)
-class RanForAnother:
-    """A stage's output and cost that the shared pool made for another xdist worker's ask (it
-    runs a stage once for all of them). The output's cost is `cost`, as for the worker that
-    asked first; the run's CPU stage time counts it once, there."""
-
-    output: Any
-    cost: StageCost
-
-
 def timed_call(call: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, StageCost]:
     """Run `call` and say what it cost where it ran: its CPU seconds (neither queueing nor
     waiting for a core is work), its wall seconds from start to end (not the time it waited
