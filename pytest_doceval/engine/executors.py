@@ -13,9 +13,11 @@ pytest_doceval.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import multiprocessing
 import os
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,32 +60,117 @@ def _unwrapped(
     caught: concurrent.futures.Future[tuple[bool, Any]],
 ) -> concurrent.futures.Future[Any]:
     """A future of `caught_call`'s outcome as if the stage had run where it was asked for: its
-    result, or its exception raised. Cancelling it cancels the task."""
+    result, or its exception raised."""
+
+    def read(outcome: tuple[bool, Any]) -> Any:
+        ran, value = outcome
+        if not ran:
+            raise value
+        return value
+
     outcome: concurrent.futures.Future[Any] = concurrent.futures.Future()
-
-    def settle(done: concurrent.futures.Future[tuple[bool, Any]]) -> None:
-        if done.cancelled():
-            outcome.cancel()
-            return
-        if not outcome.set_running_or_notify_cancel():
-            return  # cancelled by the engine meanwhile
-        try:
-            ran, value = done.result()
-        except BaseException as exc:  # the cluster's own failure: a worker lost, a pickling error
-            outcome.set_exception(exc)
-            return
-        if ran:
-            outcome.set_result(value)
-        else:
-            outcome.set_exception(value)
-
-    def cancel_task(mine: concurrent.futures.Future[Any]) -> None:
-        if mine.cancelled():
-            caught.cancel()
-
-    outcome.add_done_callback(cancel_task)
-    caught.add_done_callback(settle)
+    _relay(caught, outcome, read)
     return outcome
+
+
+def _relay(
+    inner: concurrent.futures.Future[Any],
+    outer: concurrent.futures.Future[Any],
+    read: Callable[[Any], Any] = lambda value: value,
+) -> None:
+    """Settle `outer` as `inner` settles (its result through `read`, which may raise);
+    cancelling `outer` cancels `inner`."""
+
+    def settle(done: concurrent.futures.Future[Any]) -> None:
+        try:
+            if done.cancelled():
+                outer.cancel()
+                return
+            try:
+                value = read(done.result())
+            except BaseException as exc:
+                outer.set_exception(exc)
+                return
+            outer.set_result(value)
+        except concurrent.futures.InvalidStateError:
+            pass  # `outer` was cancelled meanwhile: nobody waits for it
+
+    def cancel_inner(mine: concurrent.futures.Future[Any]) -> None:
+        if mine.cancelled():
+            inner.cancel()
+
+    outer.add_done_callback(cancel_inner)
+    inner.add_done_callback(settle)
+
+
+# Stages on a process pool at once, per process: enough to keep each busy, and no more. The
+# rest wait in the slot, in order. ProcessPoolExecutor wakes its manager thread through a pipe
+# on every submit; 200,000 submits at once filled it while the manager thread, the one that
+# empties it, waited in a stage's done-callback for the lock the submitting thread held (a
+# 100,000-case run hung). A bounded window never fills it.
+IN_FLIGHT_PER_PROCESS = 4
+
+
+class _Window:
+    """At most `size` stages on the pool at once (`IN_FLIGHT_PER_PROCESS`); each that comes
+    back lets the next waiting one in. A waiting stage goes to the pool the slot has then
+    (one that broke meanwhile has been replaced)."""
+
+    def __init__(self, slot: ExecutorSlot, size: int) -> None:
+        self.slot, self.size = slot, size
+        self._lock = threading.Lock()
+        self._on_pool = 0
+        self._waiting: deque[tuple[Callable[..., Any], tuple[Any, ...], Any]] = deque()
+
+    def submit(
+        self, executor: concurrent.futures.Executor, call: Callable[..., Any], args: tuple[Any, ...]
+    ) -> concurrent.futures.Future[Any]:
+        outer: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        with self._lock:
+            if self._on_pool >= self.size:
+                self._waiting.append((call, args, outer))
+                return outer
+            self._on_pool += 1
+        self._start(executor, call, args, outer)
+        return outer
+
+    def _start(
+        self,
+        executor: concurrent.futures.Executor,
+        call: Callable[..., Any],
+        args: tuple[Any, ...],
+        outer: concurrent.futures.Future[Any],
+    ) -> None:
+        while True:
+            try:
+                inner = executor.submit(timed_call, call, args)
+            except BaseException as exc:  # a broken pool, one shut down: the stage's failure
+                with contextlib.suppress(concurrent.futures.InvalidStateError):
+                    outer.set_exception(exc)
+                following = self._next()
+                if following is None:
+                    return
+                (call, args, outer), executor = following, self.slot.get()
+                continue
+            inner.add_done_callback(self._came_back)  # before `_relay`: the next goes in first
+            _relay(inner, outer)
+            return
+
+    def _came_back(self, _: concurrent.futures.Future[Any]) -> None:
+        following = self._next()
+        if following is not None:
+            self._start(self.slot.get(), *following)
+
+    def _next(self) -> tuple[Callable[..., Any], tuple[Any, ...], Any] | None:
+        """The next waiting stage not cancelled, its place on the pool kept; None (and the
+        place given back) when none waits."""
+        with self._lock:
+            while self._waiting:
+                following = self._waiting.popleft()
+                if not following[2].cancelled():
+                    return following
+            self._on_pool -= 1
+            return None
 
 
 def parse_executor(text: str, *, workers: int = 0) -> ExecutorSpec:
@@ -143,6 +230,7 @@ class ExecutorSlot:
     _executor: concurrent.futures.Executor | None = None
     _client: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _window: _Window | None = None
     restarts: int = 0
 
     @property
@@ -181,6 +269,11 @@ class ExecutorSlot:
         if self._client is not None:  # Dask's executor passes the key on to its client
             keyed: Any = executor
             return _unwrapped(keyed.submit(caught_call, call, args, key=f"doceval-{key}"))
+        if isinstance(executor, concurrent.futures.ProcessPoolExecutor):
+            with self._lock:
+                if self._window is None:
+                    self._window = _Window(self, IN_FLIGHT_PER_PROCESS * self.workers)
+            return self._window.submit(executor, call, args)
         return executor.submit(timed_call, call, args)
 
     def _make(self) -> concurrent.futures.Executor:
