@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_doceval.run.controller import Controller
+from pytest_doceval.run.failure_sections import one_line_failures
 from pytest_doceval.run.progress import Totals, summary_line
 from pytest_doceval.session import DocevalSession
 
@@ -91,6 +92,8 @@ class Reporting:
             f"doceval: {group} was scored in the pytest process, not on the executor: {why}"
             for group, why in sorted(self.stayed_home.items())
         ]
+        if (shortened := one_line_failures(session.config)) is not None:
+            lines.append(shortened)
         failed = self._finish(interrupted)
         if failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
