@@ -188,3 +188,23 @@ def test_a_p95_latency_gate_end_to_end(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*wall_seconds p95 * > baseline p95 * + 20% (limit *, n=4)*"])
     gates = read_report(pytester.path / "doceval-report.json")["suites"]["tides"]["gates"]
     assert gates[0]["passed"] is False and gates[0]["percentile"] == 95.0
+
+
+def test_a_tail_of_a_big_run_is_grouped_and_fits_beside_its_box() -> None:
+    """At 100,000 cases the tail read "16703/100000 > 0.08" and ran past the plot's edge (seen
+    in Chromium); it is grouped by thousands and the plot is as wide as it needs."""
+    from pytest_doceval.html.distributions import BOX, beyond_text, box_plot
+
+    agg = {
+        "n": 100_000,
+        "mean": 0.06,
+        "quantiles": {q: v for q, v in zip(BOX, (0, 0.04, 0.06, 0.07, 0.3), strict=True)},
+        "beyond": {"cases": 16_703, "n": 100_000, "op": ">", "threshold": 0.08},
+    }
+    assert beyond_text(agg) == "16,703/100,000 > 0.08"
+    small = box_plot(
+        "cer", "lower", [("noisy", {**agg, "beyond": {**agg["beyond"], "cases": 2, "n": 4}})]
+    )
+    wide = box_plot("cer", "lower", [("noisy", agg)])
+    width = [int(svg.split('width="')[1].split('"')[0]) for svg in (small, wide)]
+    assert width[1] - width[0] >= 7 * (len("16,703/100,000") - len("2/4"))

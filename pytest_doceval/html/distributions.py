@@ -35,7 +35,10 @@ def beyond_text(aggregate: Mapping[str, Any]) -> str:
     tail = mapping(aggregate.get("beyond"))
     if not tail or num(tail.get("threshold")) is None:
         return ""
-    return f"{tail.get('cases')}/{tail.get('n')} {tail.get('op')} {num(tail.get('threshold')):g}"
+    cases, n = (
+        f"{v:,}" if isinstance(v, int) else f"{v}" for v in (tail.get("cases"), tail.get("n"))
+    )
+    return f"{cases}/{n} {tail.get('op')} {num(tail.get('threshold')):g}"
 
 
 def box_plot(
@@ -46,9 +49,11 @@ def box_plot(
     values = [v for _, _, box in boxes for v in box]
     frame = row_plot(values, len(boxes))
     x = frame.x
+    # Right of the axis: room for the longest "16,703/100,000 > 0.08" (11 px digits, ~7 px).
+    room = max([80, *(7 * len(beyond_text(agg)) + 12 for _, agg, _ in boxes)])
     out = [
         frame.opening(
-            metric, direction, what="per-case values by system", css="plot dist", room=80
+            metric, direction, what="per-case values by system", css="plot dist", room=room
         ),
         frame.grid(values),
     ]
