@@ -151,6 +151,7 @@ class DocevalSession:
                 prepare_ahead=role is Role.CONTROLLER,
                 analysis=AnalysisCache(self.store),
                 record=partial_record(options.json_path),
+                rows_read_later=bool(config.getoption("htmlpath", None)),  # pytest-html's
             )
 
     def plan(self, suite_file: Path, ref: CaseRef) -> PlannedTest:

@@ -119,3 +119,30 @@ def test_the_suite_files_told_are_the_ones_collection_finds(pytester: pytest.Pyt
 
     assert told(".") == collected(".") == {"a/suite.toml", "b/c/suite.toml", "d/e/f/suite.toml"}
     assert told("b", "a/suite.toml::x[y]") == {"b/c/suite.toml", "a/suite.toml"}
+
+
+@pytest.mark.parametrize("html", [False, True])
+def test_a_recorded_row_keeps_its_metrics_only_for_pytest_html(tmp_path: Path, html: bool) -> None:
+    """pytest keeps every test's report, and with it the row dict, to the end of the run: once
+    recorded, a row keeps its identity and outcome, and its metrics only while pytest-html's
+    table will read them (200,000 rows' metrics held hundreds of MB)."""
+    from pytest_doceval.rows import new_row
+
+    controller = Controller(
+        suite=lambda file: None,  # type: ignore[arg-type,return-value]
+        baselines=SuiteBaselines(tmp_path / "baselines"),
+        stats=StatsConfig(),
+        update=False,
+        root=tmp_path,
+        invoked_in=tmp_path,
+        rows_read_later=html,
+    )
+    row = new_row("s", "c1", "p", nodeid="s/suite.toml::c1[p]")
+    row.update(outcome="passed", metrics={"cer": 0.25}, details={"big": "x" * 1000})
+    controller.add_row(tmp_path / "s" / "suite.toml", row)
+    kept = {"suite", "case", "system", "nodeid", "outcome", "message"}
+    assert set(row) == (kept | {"metrics"} if html else kept)
+    recorded = controller.record.rows(tmp_path / "s" / "suite.toml")  # the record is whole
+    assert [r["metrics"] for r in recorded] == [{"cer": 0.25}]
+    assert [r["details"] for r in recorded] == [{"big": "x" * 1000}]
+    controller.record.discard()

@@ -7,9 +7,10 @@ the run's partial record (`record`, beside the report: ``doceval-report.partial.
 run killed midway leaves the rows of every test that finished, and no report or baseline half
 written. In memory the controller keeps only the rows' numbers (`row_table.RowTable`, about
 half a kilobyte a row, where a row dict is about ten), and the dict a test's report still
-carries is cut down to what pytest-html reads of it (`_shed`): pytest keeps every report to
-the end of the run. The analyses read the numbers; the report copies the rows' lines; the
-record is removed once the report is written.
+carries is cut down to its identity and outcome (`_KEPT`; and its metrics while pytest-html
+writes a report, whose table reads them): pytest keeps every report to the end of the run.
+The analyses read the numbers; the report copies the rows' lines; the record is removed once
+the report is written.
 """
 
 from __future__ import annotations
@@ -48,8 +49,12 @@ class Controller:
         prepare_ahead: bool = False,
         analysis: AnalysisCache | None = None,
         record: Path | None = None,
+        rows_read_later: bool = False,
     ) -> None:
         self._suite = suite
+        # Whether a report keeps each row's metrics to the end (pytest-html's table reads
+        # them): without one, 200,000 rows' metrics held hundreds of MB for nothing.
+        self._kept = _KEPT | {"metrics"} if rows_read_later else _KEPT
         # Suite sections computed before, read back when their rows are the same.
         self.analysis = analysis if analysis is not None else AnalysisCache(Store(None, "off"))
         self.baselines = baselines
@@ -73,10 +78,12 @@ class Controller:
 
     def add_row(self, suite_file: Path, row: Row) -> None:
         """Record `row` (a line of the run's record, its numbers in memory) and cut the dict
-        down to what pytest-html reads of it (`_shed`): the controller owns it from here."""
+        down to what the run reads of it later (`_KEPT`): the controller owns it from here."""
         if self.record.add(suite_file, row):
             self.prepare(suite_file)
-        _shed(row)
+        entries = cast(MutableMapping[str, Any], row)  # a TypedDict is a dict at run time
+        for key in [k for k in entries if k not in self._kept]:
+            del entries[key]
 
     def prepare(self, suite_file: Path) -> None:
         """Have the suite of `suite_file` made ahead of `finish` (an xdist controller only;
@@ -283,15 +290,10 @@ class Controller:
             self.summary_lines.append(f"  ... and {len(changes) - 50} more")
 
 
-# What a row keeps once recorded: the dict a test's report carries to the end of the run, of
-# which pytest-html reads the metrics (`session_hooks`); the rest is in the record.
-_KEPT = frozenset({"suite", "case", "system", "nodeid", "outcome", "message", "metrics"})
-
-
-def _shed(row: Row) -> None:
-    entries = cast(MutableMapping[str, Any], row)  # a TypedDict is a dict at run time
-    for key in [k for k in entries if k not in _KEPT]:
-        del entries[key]
+# What a row keeps once recorded: the dict a test's report carries to the end of the run
+# (its identity and outcome; and its metrics while pytest-html writes a report, whose table
+# reads them: `session_hooks`); the rest is in the record.
+_KEPT = frozenset({"suite", "case", "system", "nodeid", "outcome", "message"})
 
 
 def partial_record(json_path: Path) -> Path:
