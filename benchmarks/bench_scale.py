@@ -415,10 +415,13 @@ def html_lines(scale: Scale, page: Path, browser: Browser | None, keep: Path) ->
     shutil.copytree(
         page.parent,
         shown,
+        # Only the page and its data folder, with everything in that folder (the filter is
+        # asked in every folder copytree enters: it emptied the data folder of a big page).
         ignore=lambda d, names: [
             n
             for n in names
-            if not (n.startswith("doceval-report.html") or n.startswith("doceval-report.data"))
+            if Path(d) == page.parent
+            and not (n.startswith("doceval-report.html") or n.startswith("doceval-report.data"))
         ],
     )
     opened = browser.open(shown / "doceval-report.html", "#selftest")
