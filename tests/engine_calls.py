@@ -45,6 +45,14 @@ def busy(seconds: float) -> float:
     return float(os.getpid())
 
 
+def busy_logged(seconds: float, log: str, number: int) -> tuple[float, int]:
+    """`busy`, then `number` appended to the file `log` (each run leaves a line)."""
+    pid = busy(seconds)
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(f"{number}\n")
+    return pid, number
+
+
 def stays_home(home_pid: int) -> int:
     """Refuses to run anywhere but the process `home_pid` (code that does not travel)."""
     from pytest_doceval.engine import StaysHome

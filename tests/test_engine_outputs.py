@@ -15,6 +15,7 @@ import pytest
 
 from pytest_doceval.engine import CpuStage, Engine, ExecutorSlot, StageFailed, parse_executor
 from pytest_doceval.engine import placement as placement_rules
+from pytest_doceval.engine.nodes import Node
 from pytest_doceval.store import JSON, TEXT, Store
 from pytest_doceval.store.store import Codec
 
@@ -116,6 +117,50 @@ def test_a_measured_group_goes_to_the_executor_once_it_pays(
         pids = [int(engine.output(f"s{i}")) for i in range(12)]
         assert pids[:3] == [here] * 3  # measured where the test runs
         assert all(pid != here for pid in pids[3:])  # then the pool took the rest
+    finally:
+        engine.close(cancel=True)
+
+
+def test_a_group_on_the_executor_is_fed_a_window_at_a_time() -> None:
+    """Once a group goes to the executor, at most `IN_FLIGHT_PER_WORKER` stages a process are
+    on it at once, in planned order; one that comes back lets the next in, and a stage its
+    test already ran is never sent (issue 35: 200,000 scores at once held 2 GB)."""
+    rules = placement_rules.Placement(workers=2, remote=True)  # a cluster: always worth it
+    queue = placement_rules.MeasuredStages(rules, workers=2)
+    window = 2 * placement_rules.IN_FLIGHT_PER_WORKER
+    nodes = [Node(stage(f"s{i}", engine_calls.pid_of, measured="g")) for i in range(window + 3)]
+    sent: list[Node] = []
+    for node in nodes:
+        node.state = "deferred"
+        sent += queue.defer("g", node)
+    assert sent == nodes[:window]
+    nodes[window].state = "running"  # its test reached it first and runs it itself
+    nodes[0].state = "done"
+    assert queue.done(nodes[0], "g") == [nodes[window + 1]]
+    assert queue.done(nodes[0], "g") == []  # told twice: counted once
+    nodes[1].state = "failed"
+    assert queue.done(nodes[1], "g") == [nodes[window + 2]]
+    assert all(n.state == "running" for n in [*nodes[2:window], *nodes[window + 1 :]])
+
+
+def test_a_group_sent_to_the_executor_runs_every_stage_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More stages than the window: every output arrives, each stage ran once."""
+    monkeypatch.setattr(placement_rules, "POOL_START_SECONDS", 0.0)
+    monkeypatch.setattr(placement_rules, "IN_FLIGHT_PER_WORKER", 1)
+    engine = engine_in(tmp_path, executor="processes", workers=2)
+    log = tmp_path / "runs.txt"
+    try:
+        count = 30
+        engine.add(
+            [
+                stage(f"s{i}", engine_calls.busy_logged, 0.01, str(log), i, measured="g")
+                for i in range(count)
+            ]
+        )
+        assert [engine.output(f"s{i}")[1] for i in range(count)] == list(range(count))
+        assert sorted(int(n) for n in log.read_text().split()) == list(range(count))
     finally:
         engine.close(cancel=True)
 

@@ -28,7 +28,7 @@ import asyncio
 import concurrent.futures
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_doceval.engine.answers import RanForAnother
 from pytest_doceval.engine.executors import ExecutorSlot, process_pool
 from pytest_doceval.engine.nodes import DONE, Node, Snapshot, for_test, needed
-from pytest_doceval.engine.placement import Placement
+from pytest_doceval.engine.placement import MeasuredStages, Placement
 from pytest_doceval.engine.stages import (
     CpuStage,
     ModelStage,
@@ -89,8 +89,9 @@ class Engine:
         self._closed = False
         remote = slot.spec.kind == "dask"
         self.placement = placement or Placement(workers=slot.workers, remote=remote)
-        self._measured: dict[str, list[Node]] = {}  # group -> its stages left to a test
-        self._measured_left: dict[str, int] = {}  # group -> how many of them are not run yet
+        self._measured = MeasuredStages(self.placement, slot.workers)
+        self._to_send: deque[Node] = deque()  # measured stages chosen, not started yet
+        self._sending = False
         # group (or stage) -> why its stages could not run on the executor (`StaysHome`)
         self.stayed_home: dict[str, str] = {}
 
@@ -267,20 +268,28 @@ class Engine:
 
     def _measured_here(self, group: str, seconds: float) -> None:
         """A stage of measured `group` ran in a test's thread: once the group is worth the
-        executor (`placement`), its stages still left to tests go there."""
-        waiting = self._measured.get(group, [])
-        self._measured_left[group] = left = max(0, self._measured_left.get(group, 0) - 1)
-        started = self.slot.started
-        if self.placement.ran_here(group, seconds, left=left, pool_started=started):
-            for node in waiting:
-                if node.state != "deferred":
-                    continue  # run by its test meanwhile
-                node.state = "running"
+        executor (`placement`), its stages still left to tests go there, a window at a time."""
+        self._send(self._measured.ran_here(group, seconds, pool_started=self.slot.started))
+
+    def _send(self, nodes: list[Node]) -> None:
+        """Start measured stages on the executor (`MeasuredStages` chose them). Not
+        recursively: a stage that is done before its callback is added calls back at once,
+        and sends the next from there."""
+        self._to_send.extend(nodes)
+        if self._sending:
+            return
+        self._sending = True
+        try:
+            while self._to_send:
+                node = self._to_send.popleft()
                 stage = node.stage
                 assert isinstance(stage, CpuStage)
+                if self._closed:
+                    node.state = "deferred"  # the tests are over: nothing asks for it
+                    continue
                 self._start_cpu(node, stage, tuple(self._nodes[k].output for k in stage.needs))
-            self._measured.pop(group, None)
-            self._measured_left.pop(group, None)
+        finally:
+            self._sending = False
 
     def cost(self, keys: Sequence[str]) -> StageCost | None:
         """What the stages of `keys` that make an output (not those that score it) cost
@@ -331,11 +340,10 @@ class Engine:
                 if stage.free or (not stage.portable and self.slot.spec.kind != "threads"):
                     node.state = "deferred"
                     return
-                if stage.measured is not None and not self.placement.to_executor(stage.measured):
-                    node.state = "deferred"  # run by its test, timed, until worth the executor
-                    self._measured.setdefault(stage.measured, []).append(node)
-                    left = self._measured_left.get(stage.measured, 0) + 1
-                    self._measured_left[stage.measured] = left
+                if stage.measured is not None:
+                    # Run by its test, timed, until worth the executor; then a window at a time.
+                    node.state = "deferred"
+                    self._send(self._measured.defer(stage.measured, node))
                     return
                 self._start_cpu(node, stage, inputs)
             else:
@@ -374,33 +382,48 @@ class Engine:
     ) -> None:
         with self._lock:
             try:
-                answer = future.result()
-            except BrokenProcessPool as exc:
-                if node.isolated or self._closed:
-                    self._fail(node, DocevalError(f"its worker process died ({exc})"))
-                    return
-                self.slot.restart(executor)
-                node.isolated = True
-                assert isinstance(node.stage, CpuStage)
-                self._start_cpu(node, node.stage, inputs)
+                self._answered(node, executor, inputs, future)
+            finally:
+                group = getattr(node.stage, "measured", None)
+                if group is not None and node.finished:
+                    self._send(self._measured.done(node, group))
+
+    def _answered(
+        self,
+        node: Node,
+        executor: concurrent.futures.Executor,
+        inputs: tuple[Any, ...],
+        future: concurrent.futures.Future[Any],
+    ) -> None:
+        """`node`'s output, or its error, from the executor (called holding the lock)."""
+        try:
+            answer = future.result()
+        except BrokenProcessPool as exc:
+            if node.isolated or self._closed:
+                self._fail(node, DocevalError(f"its worker process died ({exc})"))
                 return
-            except concurrent.futures.CancelledError:
-                self._fail(node, DocevalError("cancelled: the run was stopped"))
-                return
-            except StaysHome as exc:
-                self._stay_home(node, exc)
-                return
-            except BaseException as exc:
-                self._fail(node, exc)
-                return
-            if isinstance(answer, RanForAnother):  # counted where it ran
-                output, cost = answer.output, answer.cost
-                self._ran_for_another += 1
-            else:
-                output, cost = answer
-                self._cpu_seconds += cost.cpu_seconds
-            free = isinstance(node.stage, CpuStage) and node.stage.free
-            self._finish(node, output, None if free else cost)
+            self.slot.restart(executor)
+            node.isolated = True
+            assert isinstance(node.stage, CpuStage)
+            self._start_cpu(node, node.stage, inputs)
+            return
+        except concurrent.futures.CancelledError:
+            self._fail(node, DocevalError("cancelled: the run was stopped"))
+            return
+        except StaysHome as exc:
+            self._stay_home(node, exc)
+            return
+        except BaseException as exc:
+            self._fail(node, exc)
+            return
+        if isinstance(answer, RanForAnother):  # counted where it ran
+            output, cost = answer.output, answer.cost
+            self._ran_for_another += 1
+        else:
+            output, cost = answer
+            self._cpu_seconds += cost.cpu_seconds
+        free = isinstance(node.stage, CpuStage) and node.stage.free
+        self._finish(node, output, None if free else cost)
 
     def _start_model(self, node: Node, stage: ModelStage, inputs: tuple[Any, ...]) -> None:
         assert self._hub_factory is not None, "a model stage needs the engine to have a hub"

@@ -13,12 +13,16 @@ the same work -- nor does a pool no bigger than the processes that already score
 (``-n 2`` on two cores: each worker scores its own tests, one core each).
 
 A verdict is kept per group for the engine's life; it never flips back (the stages already
-dispatched are the cheapest to leave where they are).
+dispatched are the cheapest to leave where they are). A group on the executor is fed to it a
+few stages a process at a time (`MeasuredStages`), in the order the tests will ask for them.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
+
+from pytest_doceval.engine.nodes import Node
 
 # What a process pays to hand one stage to a local process pool and take its output back
 # (submit, pickling both ways, the callback): measured on these machines at 0.1-0.3 ms for a
@@ -75,3 +79,59 @@ class Placement:
             cost.to_executor = True
             return True
         return False
+
+
+# Stages of a measured group on the executor at once, per executor process: enough to keep each
+# busy while the tests catch up with their outputs, and no more. Handing 200,000 scores over at
+# once queued a work item, a future and its arguments for each (2 GB of a 100,000-case run's
+# controller) and took the test's thread a minute of submits; a test that reaches a stage
+# still waiting here runs it itself.
+IN_FLIGHT_PER_WORKER = 4
+
+
+class MeasuredStages:
+    """The stages of each measured group waiting for a test or the executor (`Placement` says
+    which), in the order they were planned, and those the executor holds now."""
+
+    def __init__(self, placement: Placement, workers: int) -> None:
+        self.placement = placement
+        self.window = IN_FLIGHT_PER_WORKER * max(1, workers)
+        self._waiting: dict[str, deque[Node]] = {}
+        self._not_run: dict[str, int] = {}  # group -> its stages not run yet (for the verdict)
+        self._sent: dict[str, set[str]] = {}  # group -> keys of its stages on the executor
+
+    def defer(self, group: str, node: Node) -> list[Node]:
+        """`node` (deferred) waits for its test or the executor; the nodes to send now."""
+        self._waiting.setdefault(group, deque()).append(node)
+        self._not_run[group] = self._not_run.get(group, 0) + 1
+        return self._next(group)
+
+    def ran_here(self, group: str, seconds: float, *, pool_started: bool) -> list[Node]:
+        """A stage of `group` ran in a test's thread for `seconds` of CPU: the nodes to send
+        now (once the group is worth the executor)."""
+        self._not_run[group] = left = max(0, self._not_run.get(group, 0) - 1)
+        self.placement.ran_here(group, seconds, left=left, pool_started=pool_started)
+        return self._next(group)
+
+    def done(self, node: Node, group: str) -> list[Node]:
+        """`node` of `group` came back from the executor (or failed there): the nodes to send
+        in its place."""
+        sent = self._sent.get(group)
+        if sent is None or node.stage.key not in sent:
+            return []
+        sent.discard(node.stage.key)
+        return self._next(group)
+
+    def _next(self, group: str) -> list[Node]:
+        if not self.placement.to_executor(group):
+            return []
+        waiting = self._waiting.get(group)
+        sent = self._sent.setdefault(group, set())
+        chosen: list[Node] = []
+        while waiting and len(sent) < self.window:
+            node = waiting.popleft()
+            if node.state == "deferred":  # not run by its test meanwhile
+                node.state = "running"
+                sent.add(node.stage.key)
+                chosen.append(node)
+        return chosen
