@@ -382,48 +382,33 @@ class Engine:
     ) -> None:
         with self._lock:
             try:
-                self._answered(node, executor, inputs, future)
-            finally:
-                group = getattr(node.stage, "measured", None)
-                if group is not None and node.finished:
-                    self._send(self._measured.done(node, group))
-
-    def _answered(
-        self,
-        node: Node,
-        executor: concurrent.futures.Executor,
-        inputs: tuple[Any, ...],
-        future: concurrent.futures.Future[Any],
-    ) -> None:
-        """`node`'s output, or its error, from the executor (called holding the lock)."""
-        try:
-            answer = future.result()
-        except BrokenProcessPool as exc:
-            if node.isolated or self._closed:
-                self._fail(node, DocevalError(f"its worker process died ({exc})"))
+                answer = future.result()
+            except BrokenProcessPool as exc:
+                if node.isolated or self._closed:
+                    self._fail(node, DocevalError(f"its worker process died ({exc})"))
+                    return
+                self.slot.restart(executor)
+                node.isolated = True
+                assert isinstance(node.stage, CpuStage)
+                self._start_cpu(node, node.stage, inputs)
                 return
-            self.slot.restart(executor)
-            node.isolated = True
-            assert isinstance(node.stage, CpuStage)
-            self._start_cpu(node, node.stage, inputs)
-            return
-        except concurrent.futures.CancelledError:
-            self._fail(node, DocevalError("cancelled: the run was stopped"))
-            return
-        except StaysHome as exc:
-            self._stay_home(node, exc)
-            return
-        except BaseException as exc:
-            self._fail(node, exc)
-            return
-        if isinstance(answer, RanForAnother):  # counted where it ran
-            output, cost = answer.output, answer.cost
-            self._ran_for_another += 1
-        else:
-            output, cost = answer
-            self._cpu_seconds += cost.cpu_seconds
-        free = isinstance(node.stage, CpuStage) and node.stage.free
-        self._finish(node, output, None if free else cost)
+            except concurrent.futures.CancelledError:
+                self._fail(node, DocevalError("cancelled: the run was stopped"))
+                return
+            except StaysHome as exc:
+                self._stay_home(node, exc)
+                return
+            except BaseException as exc:
+                self._fail(node, exc)
+                return
+            if isinstance(answer, RanForAnother):  # counted where it ran
+                output, cost = answer.output, answer.cost
+                self._ran_for_another += 1
+            else:
+                output, cost = answer
+                self._cpu_seconds += cost.cpu_seconds
+            free = isinstance(node.stage, CpuStage) and node.stage.free
+            self._finish(node, output, None if free else cost)
 
     def _start_model(self, node: Node, stage: ModelStage, inputs: tuple[Any, ...]) -> None:
         assert self._hub_factory is not None, "a model stage needs the engine to have a hub"
@@ -480,10 +465,18 @@ class Engine:
         node.output, node.cached, node.cost, node.state = output, cached, cost, "done"
         node.future = None
         node.event.set()
+        self._place_freed(node)
         for key in node.dependants:
             dependant = self._nodes[key]
             if dependant.state == "waiting":
                 self._try_start(dependant)
+
+    def _place_freed(self, node: Node) -> None:
+        """A finished stage of a measured group lets the next of its group go to the executor
+        in its place (if it held one: `MeasuredStages`)."""
+        group = getattr(node.stage, "measured", None)
+        if group is not None:
+            self._send(self._measured.done(node, group))
 
     def _keep(self, stage: Stage, output: Any, cost: StageCost | None) -> bool:
         """Store a finished stage's output through its codec, with its fingerprint and what it
@@ -502,6 +495,7 @@ class Engine:
     def _fail(self, node: Node, error: BaseException) -> None:
         node.error, node.state, node.future = error, "failed", None
         node.event.set()
+        self._place_freed(node)
         for key in node.dependants:
             dependant = self._nodes[key]
             if dependant.state == "waiting":
