@@ -18,7 +18,9 @@ from tests.test_startup import write_one_case_suite
 pytest_plugins = ["pytester"]
 
 
-def _controller(tmp_path: Path, made: list[tuple[str, str]], *, ahead: bool) -> Controller:
+def _controller(
+    tmp_path: Path, made: list[tuple[str, str]], *, ahead: bool, rows_read_later: bool = False
+) -> Controller:
     def suite(file: Path) -> object:
         made.append((file.name, threading.current_thread().name))
         raise SuiteConfigError(f"{file}: not a suite")  # a broken suite: left for finish
@@ -31,6 +33,7 @@ def _controller(tmp_path: Path, made: list[tuple[str, str]], *, ahead: bool) -> 
         root=tmp_path,
         invoked_in=tmp_path,
         prepare_ahead=ahead,
+        rows_read_later=rows_read_later,
     )
 
 
@@ -128,15 +131,7 @@ def test_a_recorded_row_keeps_its_metrics_only_for_pytest_html(tmp_path: Path, h
     table will read them (200,000 rows' metrics held hundreds of MB)."""
     from pytest_doceval.rows import new_row
 
-    controller = Controller(
-        suite=lambda file: None,  # type: ignore[arg-type,return-value]
-        baselines=SuiteBaselines(tmp_path / "baselines"),
-        stats=StatsConfig(),
-        update=False,
-        root=tmp_path,
-        invoked_in=tmp_path,
-        rows_read_later=html,
-    )
+    controller = _controller(tmp_path, [], ahead=False, rows_read_later=html)
     row = new_row("s", "c1", "p", nodeid="s/suite.toml::c1[p]")
     row.update(outcome="passed", metrics={"cer": 0.25}, details={"big": "x" * 1000})
     controller.add_row(tmp_path / "s" / "suite.toml", row)
