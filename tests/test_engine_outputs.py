@@ -122,12 +122,12 @@ def test_a_measured_group_goes_to_the_executor_once_it_pays(
 
 
 def test_a_group_on_the_executor_is_fed_a_window_at_a_time() -> None:
-    """Once a group goes to the executor, at most `IN_FLIGHT_PER_WORKER` stages a process are
+    """Once a group goes to the executor, at most `IN_FLIGHT_PER_PROCESS` stages a process are
     on it at once, in planned order; one that comes back lets the next in, and a stage its
     test already ran is never sent (issue 35: 200,000 scores at once held 2 GB)."""
     rules = placement_rules.Placement(workers=2, remote=True)  # a cluster: always worth it
     queue = placement_rules.MeasuredStages(rules, workers=2)
-    window = 2 * placement_rules.IN_FLIGHT_PER_WORKER
+    window = 2 * placement_rules.IN_FLIGHT_PER_PROCESS
     nodes = [Node(stage(f"s{i}", engine_calls.pid_of, measured="g")) for i in range(window + 3)]
     sent: list[Node] = []
     for node in nodes:
@@ -148,7 +148,7 @@ def test_a_group_sent_to_the_executor_runs_every_stage_once(
 ) -> None:
     """More stages than the window: every output arrives, each stage ran once."""
     monkeypatch.setattr(placement_rules, "POOL_START_SECONDS", 0.0)
-    monkeypatch.setattr(placement_rules, "IN_FLIGHT_PER_WORKER", 1)
+    monkeypatch.setattr(placement_rules, "IN_FLIGHT_PER_PROCESS", 1)
     engine = engine_in(tmp_path, executor="processes", workers=2)
     log = tmp_path / "runs.txt"
     try:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from pytest_doceval.engine.executors import IN_FLIGHT_PER_PROCESS
 from pytest_doceval.engine.nodes import Node
 
 # What a process pays to hand one stage to a local process pool and take its output back
@@ -81,21 +82,17 @@ class Placement:
         return False
 
 
-# Stages of a measured group on the executor at once, per executor process: enough to keep each
-# busy while the tests catch up with their outputs, and no more. Handing 200,000 scores over at
-# once queued a work item, a future and its arguments for each (2 GB of a 100,000-case run's
-# controller) and took the test's thread a minute of submits; a test that reaches a stage
-# still waiting here runs it itself.
-IN_FLIGHT_PER_WORKER = 4
-
-
 class MeasuredStages:
     """The stages of each measured group waiting for a test or the executor (`Placement` says
-    which), in the order they were planned, and those the executor holds now."""
+    which), in the order they were planned, and those the executor holds now: as many a
+    process as the executor slot lets onto a pool (`IN_FLIGHT_PER_PROCESS`). The rest stay
+    deferred here, not queued in the slot: 200,000 scores handed over at once were a work
+    item, a future and arguments each (2 GB of a 100,000-case run's controller), and a test
+    that reaches a stage still waiting here runs it itself."""
 
     def __init__(self, placement: Placement, workers: int) -> None:
         self.placement = placement
-        self.window = IN_FLIGHT_PER_WORKER * max(1, workers)
+        self.window = IN_FLIGHT_PER_PROCESS * max(1, workers)
         self._waiting: dict[str, deque[Node]] = {}
         self._not_run: dict[str, int] = {}  # group -> its stages not run yet (for the verdict)
         self._sent: dict[str, set[str]] = {}  # group -> keys of its stages on the executor
