@@ -233,6 +233,7 @@ def pytest_configure(config: pytest.Config) -> None:
             invoked / durations if durations else None, json_path, root / JSON_REPORT
         ),
         limit=config.getoption("doceval_limit"),
+        metrics_as_properties=bool(config.getoption("xmlpath", None)),  # junitxml's --junitxml
     )
     role = Role.of(config)
     session = DocevalSession(

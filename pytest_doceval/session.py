@@ -76,6 +76,10 @@ class Options:
     shard: tuple[int, int] | None
     shard_durations: tuple[Path, ...]  # reports whose recorded durations balance the shards
     limit: int | None = None  # the first N cases of each suite (run/limit.py)
+    # Each test's metrics as its `user_properties`, for the one who reads them there: junitxml
+    # (its <property> elements). Not otherwise: three kilobytes a test that 100,000 tests'
+    # reports would keep to the end of the run.
+    metrics_as_properties: bool = False
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
