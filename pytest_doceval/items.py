@@ -143,11 +143,15 @@ class CaseItem(pytest.Item):
         # The metrics become properties only now: the teardown report is the one junitxml reads
         # them from, and each report goes to the xdist controller with the item's properties
         # (three copies a test were a tenth of a warm worker's time).
-        if self.result is not None:
+        if self.result is not None and self._session.options.metrics_as_properties:
             for metric, value in sorted(self.result.metrics.items()):
                 self.user_properties.append((metric, round(float(value), 6)))
         # The setup and call reports (made before this) hold what the controller needs; the
-        # plan is done with (a run of 100,000 tests keeps its items to the end).
+        # plan is done with (a run of 100,000 tests keeps its items to the end), and so are
+        # the stages only this test needed.
+        stages = self._session.stages
+        if self.planned is not None and stages is not None:
+            stages.done(self.planned)
         self.result, self._row, self._done, self.planned = None, None, True, None
 
     def reportinfo(self) -> tuple[Any, int | None, str]:

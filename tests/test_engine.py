@@ -298,3 +298,45 @@ def test_closing_a_finished_run_lets_requests_out_finish_and_drops_queued_cpu_wo
         assert second.output("ask").startswith("user: late")
         second.close()
     assert model_server.total == 1
+
+
+def test_a_finished_test_s_stages_are_forgotten_once_no_other_test_holds_them(
+    engine: Engine,
+) -> None:
+    """Two tests share stage `a`; each has its own `b`. A test that is over (`done_with`)
+    lets the engine forget what only it needed, and the counts stay as if it were all kept."""
+    a = cpu("a", engine_calls.upper, "x")
+    first = [a, cpu("b1", engine_calls.upper, needs=["a"])]
+    second = [a, cpu("b2", engine_calls.join, needs=["a"])]
+    engine.add(first)
+    engine.add(second)
+    engine.hold(s.key for s in first)
+    engine.hold(s.key for s in second)
+    assert engine.output("b1") == "X"
+    before = engine.snapshot()
+    engine.done_with([s.key for s in first])
+    assert not engine.knows("b1")
+    assert engine.knows("a")  # the second test holds it
+    assert engine.output("b2") == "X"
+    engine.done_with([s.key for s in second])
+    assert not engine.knows("a")
+    assert not engine.knows("b2")
+    after = engine.snapshot()
+    assert (after.total, after.done, after.failed) == (before.total, before.done, 0) == (3, 3, 0)
+
+
+def test_a_stage_still_needed_or_unfinished_is_not_forgotten(engine: Engine) -> None:
+    """A test over before its stage finished (it errored early) leaves the stage to finish;
+    a stage another kept stage needs stays while that one is kept."""
+    slow = cpu("slow", engine_calls.logged, "/dev/null", "s", 0.5)
+    engine.add([slow])
+    engine.hold(["slow"])
+    engine.done_with(["slow"])
+    assert engine.knows("slow")
+    engine.add([cpu("after", engine_calls.upper, needs=["slow"])])
+    engine.hold(["slow", "after"])
+    assert engine.output("after") == "S"
+    engine.done_with(["slow"])  # "after" is still kept, and needs it
+    assert engine.knows("slow")
+    engine.done_with(["after"])
+    assert not engine.knows("after")

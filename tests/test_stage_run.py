@@ -24,6 +24,9 @@ class CountingEngine:
         self.snapshots += 1  # a walk over every planned stage too
         return 0, 0
 
+    def hold(self, keys: Any) -> None:
+        list(keys)
+
 
 def a_worker_stage_run() -> StageRun:
     # An xdist worker's: no terminal of its own, so nothing to register with pytest.

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_doceval.engine.answers import RanForAnother
 from pytest_doceval.engine.executors import ExecutorSlot, process_pool
-from pytest_doceval.engine.nodes import DONE, Node, Snapshot, for_test, needed
+from pytest_doceval.engine.nodes import Node, Snapshot, Tally, for_test, needed
 from pytest_doceval.engine.placement import MeasuredStages, Placement
 from pytest_doceval.engine.stages import (
     CpuStage,
@@ -80,7 +80,13 @@ class Engine:
         self._hub_factory = hub
         self._on_wire = on_wire  # the model requests on the wire now, per model
         self._nodes: dict[str, Node] = {}
+        # key -> tests that will ask for it and are not over yet (`hold`, `done_with`); the
+        # stages forgotten once none is left, counted in `_forgotten`
+        self._holders: Counter[str] = Counter()
+        self._forgotten = Tally()
         self._lock = threading.RLock()
+        # Notified whenever a stage finishes: what a test waiting for its stages waits on.
+        self._settled = threading.Condition(self._lock)
         self._threads: concurrent.futures.ThreadPoolExecutor | None = None
         self._waiting: Counter[str] = Counter()  # model requests the stages wait for
         self._cpu_seconds = 0.0
@@ -121,6 +127,31 @@ class Engine:
                 self._try_start(node)
         return keys
 
+    def hold(self, keys: Iterable[str]) -> None:
+        """A test will ask for the stages of `keys` (planned): they are kept until it is over."""
+        with self._lock:
+            self._holders.update(keys)
+
+    def done_with(self, keys: Sequence[str]) -> None:
+        """A test that held `keys` is over. A finished stage no other test holds, and no stage
+        still kept needs, is forgotten (counted for the totals): 100,000 tests' stages, their
+        inputs, keys and costs, were kept to the end of the run. A stage still running is
+        kept (it finishes into the store)."""
+        with self._lock:
+            for key in reversed(keys):  # a test's score before the outputs it needs
+                left = self._holders[key] - 1
+                if left > 0:
+                    self._holders[key] = left
+                    continue
+                self._holders.pop(key, None)
+                node = self._nodes.get(key)
+                if node is None or not node.finished:
+                    continue
+                if any(dependant in self._nodes for dependant in node.dependants):
+                    continue
+                del self._nodes[key]
+                self._forgotten.count(node)
+
     def to_run(self) -> tuple[int, int]:
         """(CPU, model) stages planned and not finished yet."""
         with self._lock:
@@ -149,7 +180,7 @@ class Engine:
                 continue
             self._run_if_deferred(node)
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if not node.event.wait(left):
+            if not self._settled_within(node, left):
                 return False
         return True
 
@@ -160,7 +191,7 @@ class Engine:
         node = self._nodes[key]
         self._load_if_stored(node)
         self._run_if_deferred(node)
-        while not node.event.wait(0.05):  # a deferred stage's inputs may arrive meanwhile
+        while not self._settled_within(node, 0.05):  # a deferred stage's inputs may arrive
             self._run_if_deferred(node)
         if node.error is not None:
             error = node.error
@@ -174,6 +205,10 @@ class Engine:
             origin = error.__cause__ if isinstance(error, DocevalError) else error
             raise for_test(node, asked_by or node.stage) from (origin or error)
         return node.output
+
+    def _settled_within(self, node: Node, timeout: float | None) -> bool:
+        with self._settled:
+            return self._settled.wait_for(lambda: node.settled, timeout)
 
     def release(self, key: str) -> None:
         """A test took stage `key`'s output and no other test needs it (its score): the engine
@@ -197,7 +232,7 @@ class Engine:
             if not self.cache.has(stage.key, stage.codec):
                 return False
             node.state, node.cached, node.stored = "stored", True, True
-            node.event.set()
+            self._notify_settled()
             return True
         hit = self.cache.get_with_meta(stage.key, stage.codec)
         if hit is None:
@@ -218,7 +253,6 @@ class Engine:
                 node.output, node.state = found, "done"
                 return
             node.state, node.cached, node.stored = "waiting", False, False
-            node.event.clear()
             self._try_start(node)
 
     def _run_if_free(self, node: Node) -> None:
@@ -306,13 +340,13 @@ class Engine:
     def snapshot(self) -> Snapshot:
         on_wire = self._on_wire() if self._on_wire is not None else {}
         with self._lock:
-            nodes = [n for n in self._nodes.values() if n.state != "dropped" and n.counted]
+            tally = Tally.of(self._nodes.values(), start=self._forgotten)
             in_flight, queued = split_waiting(self._waiting, on_wire)
             return Snapshot(
-                total=len(nodes),
-                done=sum(n.state in DONE for n in nodes),
-                cached=sum(n.cached for n in nodes),
-                failed=sum(n.state == "failed" for n in nodes),
+                total=tally.total,
+                done=tally.done,
+                cached=tally.cached,
+                failed=tally.failed,
                 in_flight=in_flight,
                 cpu_seconds=self._cpu_seconds,
                 ran_for_another=self._ran_for_another,
@@ -464,7 +498,7 @@ class Engine:
             node.stored = self._keep(stage, output, cost)
         node.output, node.cached, node.cost, node.state = output, cached, cost, "done"
         node.future = None
-        node.event.set()
+        self._notify_settled()
         self._place_freed(node)
         for key in node.dependants:
             dependant = self._nodes[key]
@@ -494,12 +528,16 @@ class Engine:
 
     def _fail(self, node: Node, error: BaseException) -> None:
         node.error, node.state, node.future = error, "failed", None
-        node.event.set()
+        self._notify_settled()
         self._place_freed(node)
         for key in node.dependants:
             dependant = self._nodes[key]
             if dependant.state == "waiting":
                 self._fail(dependant, needed(node))
+
+    def _notify_settled(self) -> None:
+        with self._settled:  # re-entered: the callers hold the engine's lock already
+            self._settled.notify_all()
 
     def _thread_pool(self) -> concurrent.futures.ThreadPoolExecutor:
         if self._threads is None:

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import concurrent.futures
-import threading
+import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,9 +21,13 @@ class StageFailed(SystemRunError):
 # States a stage ends in: done (its value held, or stored or released) or failed.
 DONE = ("done", "stored", "released")
 FINISHED = (*DONE, "failed")
+# States a test waiting for a stage stops waiting in: finished, or dropped at the run's end.
+SETTLED = (*FINISHED, "dropped")
 
 
-@dataclass
+# Slots, and no event of its own (a test waits on the engine's one condition): 100,000 tests
+# plan four stages each, and every node lives to the end of the run.
+@dataclass(slots=True)
 class Node:
     stage: Stage
     # waiting | deferred | running | done | failed | dropped, and two kinds of done whose value
@@ -36,16 +41,46 @@ class Node:
     isolated: bool = False  # rerun alone after its process pool broke
     future: concurrent.futures.Future[Any] | None = None
     dependants: list[str] = field(default_factory=list)
-    event: threading.Event = field(default_factory=threading.Event)
 
     @property
     def finished(self) -> bool:
         return self.state in FINISHED
 
     @property
+    def settled(self) -> bool:
+        """Whether a test waiting for it stops waiting (`Engine.wait`, `Engine.output`)."""
+        return self.state in SETTLED
+
+    @property
     def counted(self) -> bool:
         """Whether progress lines count it: reading a saved output is not work to wait for."""
         return not getattr(self.stage, "free", False)
+
+
+@dataclass
+class Tally:
+    """Stages counted for the progress lines and totals: those the engine holds, and those it
+    forgot once their tests were over (`Engine.done_with`)."""
+
+    total: int = 0
+    done: int = 0
+    cached: int = 0
+    failed: int = 0
+
+    def count(self, node: Node) -> None:
+        if node.state == "dropped" or not node.counted:
+            return
+        self.total += 1
+        self.done += node.state in DONE
+        self.cached += node.cached
+        self.failed += node.state == "failed"
+
+    @classmethod
+    def of(cls, nodes: Iterable[Node], start: Tally) -> Tally:
+        tally = dataclasses.replace(start)
+        for node in nodes:
+            tally.count(node)
+        return tally
 
 
 @dataclass(frozen=True)
@@ -63,6 +98,8 @@ class Snapshot:
     # Stages the shared pool answered with the run it made for another xdist worker's ask:
     # their CPU time is in that worker's `cpu_seconds`, not in this one's.
     ran_for_another: int = 0
+    # `total` projected over tests not planned yet (a plain run plans a window ahead)
+    projected: bool = False
 
     @property
     def finished(self) -> int:

@@ -10,6 +10,7 @@ the workers' in its status lines (`run/worker_progress.py`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,13 @@ class StageRun:
         self._publish_to = publish_to
         self._publisher: Publisher | None = None
         self._start: tuple[Snapshot, int, int] | None = None  # its first plan's, for the start line
+        # The tests whose stages the engine keeps for them (`_hold`): id() of each PlannedTest,
+        # alive on its item until `done`.
+        self._held: set[int] = set()
+        self._tests_planned = 0
+        # Tests of this run not planned yet (a plain run plans a window ahead): the lines
+        # project the stage counts over them.
+        self.unplanned = 0
 
     def _engine(self) -> Engine:
         if self.engine is None:
@@ -90,6 +98,7 @@ class StageRun:
             return
         engine = self._engine()
         engine.add(stages)
+        self._hold(engine, planned)
         if self._start is not None and not announce:
             return  # an xdist worker, handed a few more tests: a walk over every stage is waste
         cpu, model = engine.to_run()
@@ -99,11 +108,16 @@ class StageRun:
             self._publish()
         if announce and (cpu or model):
             slot = engine.slot
-            self.progress().say(
-                start_line(
-                    snapshot, cpu=cpu, model=model, executor=slot.spec.text, workers=slot.workers
-                )
+            line = start_line(
+                snapshot, cpu=cpu, model=model, executor=slot.spec.text, workers=slot.workers
             )
+            if self.unplanned:
+                line += (
+                    f"; the first {self._tests_planned:,} of "
+                    f"{self._tests_planned + self.unplanned:,} tests planned, the rest as the "
+                    "run reaches them"
+                )
+            self.progress().say(line)
 
     # -- one test ------------------------------------------------------------------------------
 
@@ -117,9 +131,10 @@ class StageRun:
         assert score is not None
         engine = self._engine()
         keys = engine.add(planned.stages)  # no-op for a test planned before (each key once)
+        self._hold(engine, [planned])
         progress = self.progress()
         while not engine.wait(keys, timeout=max(0.05, progress.until_due())):
-            progress.tick(engine.snapshot())
+            progress.tick(self._snapshot(engine))
         try:
             result: CaseResult = engine.output(score.key, score)
         except StageFailed:
@@ -133,6 +148,19 @@ class StageRun:
         if cost is not None:
             result.metrics.update(cost.metrics())
         return result
+
+    def _hold(self, engine: Engine, planned: list[PlannedTest]) -> None:
+        """Have the engine keep the stages of `planned` tests until each is over (`done`)."""
+        new = [test for test in planned if id(test) not in self._held]
+        self._held.update(id(test) for test in new)
+        self._tests_planned += len(new)
+        engine.hold(stage.key for test in new for stage in test.stages)
+
+    def done(self, planned: PlannedTest) -> None:
+        """Test `planned` is over: the engine may forget the stages only it needed."""
+        if self.engine is not None and id(planned) in self._held:
+            self._held.discard(id(planned))
+            self.engine.done_with([stage.key for stage in planned.stages])
 
     # -- saying how it goes --------------------------------------------------------------------
 
@@ -154,7 +182,16 @@ class StageRun:
         square of its stages."""
         progress = self.progress()
         if self.engine is not None and progress.until_due() == 0:
-            progress.tick(self.engine.snapshot())
+            progress.tick(self._snapshot(self.engine))
+
+    def _snapshot(self, engine: Engine) -> Snapshot:
+        """The engine's snapshot, its stages projected over the tests not planned yet (at the
+        planned tests' stages per test)."""
+        snapshot = engine.snapshot()
+        if not self.unplanned or not self._tests_planned:
+            return snapshot
+        more = round(snapshot.total / self._tests_planned * self.unplanned)
+        return dataclasses.replace(snapshot, total=snapshot.total + more, projected=True)
 
     def stayed_home(self) -> Mapping[str, str]:
         """Stage groups (a suite's scores) that ran in this process because their code could
