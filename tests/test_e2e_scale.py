@@ -134,3 +134,27 @@ def test_a_merge_of_a_truncated_shard_names_the_file_and_byte(
     error = capsys.readouterr().err
     assert f"{second}: " in error and f"at byte {len(whole) * 2 // 3:,}" in error, error
     assert not merged.exists()
+
+
+def test_a_plain_run_plans_a_window_ahead_and_its_numbers_are_those_of_planning_all(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain run plans `PLAN_AHEAD` tests past the running one (so 200,000 plans are not all
+    held at once); the start line says so, and every number equals a run planning all."""
+    from pytest_doceval.session_hooks import running
+
+    write_suite(pytester.path, "tides", _cases(10), systems=["sys", "alt"], gates="")
+    pytester.runpytest("--doceval", "--doceval-json", "all.json").assert_outcomes(passed=20)
+    monkeypatch.setattr(running, "PLAN_AHEAD", 4)
+    result = pytester.runpytest(
+        "--doceval", "--doceval-json", "window.json", "--doceval-cache=off", "-p", "no:xdist"
+    )
+    result.assert_outcomes(passed=20)
+    result.stdout.fnmatch_lines(["*; the first 4 of 20 tests planned, the rest as the run *"])
+    assert "20/20 stages" in result.stdout.str()  # every stage counted in the totals
+    whole = _numbers(read_report(pytester.path / "all.json")["suites"]["tides"])
+    window = _numbers(read_report(pytester.path / "window.json")["suites"]["tides"])
+    for section in (whole, window):
+        for row in section["results"]:
+            row.pop("cache_key", None)  # one run stores its outputs, the other none
+    assert whole == window

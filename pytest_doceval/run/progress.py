@@ -121,7 +121,8 @@ def _at_work(snapshot: Snapshot) -> str:
 def status_line(snapshot: Snapshot, *, live: bool = False, eta: float | None = None) -> str:
     """`live`: the ETA first and the requests in flight (one entry per model) last, for a
     live line cut at the terminal's width. `eta`: seconds left (`Eta`), shown when given."""
-    done = f"doceval: {snapshot.finished}/{snapshot.total} stages done"
+    about = "~" if snapshot.projected else ""
+    done = f"doceval: {snapshot.finished}/{about}{snapshot.total} stages done"
     rest = [f"{snapshot.failed} error(s)", f"{_seconds(snapshot.elapsed)} elapsed"]
     until = [] if eta is None else [f"ETA {_seconds(eta)}"]
     work = _at_work(snapshot)
