@@ -28,9 +28,10 @@ _BLOCK_ENTRIES = 2**18
 _SHARED: contextvars.ContextVar[dict[tuple[int, int, int], list[NDArray[np.int32]]] | None] = (
     contextvars.ContextVar("doceval_shared_draws", default=None)
 )
-# The most index entries `shared_draws` keeps (as int32: 4 bytes each): 1,000 resamples of
-# 100,000 cases fit (400 MB); beyond, each interval draws its own.
-SHARED_ENTRIES = 10**8
+# The most index entries `shared_draws` keeps (as int32: 4 bytes each, 128 MiB): 1,000 resamples
+# of 33,000 cases; beyond, each interval draws its own. At 100,000 cases the shared matrix was
+# 400 MB on top of the controller's peak, where drawing anew costs 0.4 s an interval.
+SHARED_ENTRIES = 2**25
 _DRAWING = threading.Lock()
 
 
