@@ -6,9 +6,9 @@ Rows are recorded as they come (`row_file.RowRecord`: a JSON line each, written 
 the run's partial record (`record`, beside the report: ``doceval-report.partial.jsonl``), so a
 run killed midway leaves the rows of every test that finished, and no report or baseline half
 written. In memory the controller keeps only the rows' numbers (`row_table.RowTable`, about
-half a kilobyte a row, where a row dict is about ten), and the dict a test's report still
-carries is cut down to its identity and outcome (`_KEPT`; and its metrics while pytest-html
-writes a report, whose table reads them): pytest keeps every report to the end of the run.
+half a kilobyte a row, where a row dict is about ten), and a test's report carries no row on
+(only its metrics while pytest-html writes a report, whose table reads them): pytest keeps
+every report to the end of the run.
 The analyses read the numbers; the report copies the rows' lines; the record is removed once
 the report is written.
 """
@@ -16,10 +16,10 @@ the report is written.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, MutableMapping
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from pytest_doceval.config import StatsConfig
 from pytest_doceval.errors import DocevalError, relative_paths
@@ -54,7 +54,7 @@ class Controller:
         self._suite = suite
         # Whether a report keeps each row's metrics to the end (pytest-html's table reads
         # them): without one, 200,000 rows' metrics held hundreds of MB for nothing.
-        self._kept = _KEPT | {"metrics"} if rows_read_later else _KEPT
+        self._rows_read_later = rows_read_later
         # Suite sections computed before, read back when their rows are the same.
         self.analysis = analysis if analysis is not None else AnalysisCache(Store(None, "off"))
         self.baselines = baselines
@@ -76,14 +76,13 @@ class Controller:
         # workers.
         self._ahead = ThreadPoolExecutor(1, "doceval-prepare") if prepare_ahead else None
 
-    def add_row(self, suite_file: Path, row: Row) -> None:
-        """Record `row` (a line of the run's record, its numbers in memory) and cut the dict
-        down to what the run reads of it later (`_KEPT`): the controller owns it from here."""
+    def add_row(self, suite_file: Path, row: Row) -> dict[str, Any] | None:
+        """Record `row` (a line of the run's record, its numbers in memory); what its test's
+        report carries on to the end of the run: the row's metrics when pytest-html's table
+        will read them, else nothing."""
         if self.record.add(suite_file, row):
             self.prepare(suite_file)
-        entries = cast(MutableMapping[str, Any], row)  # a TypedDict is a dict at run time
-        for key in [k for k in entries if k not in self._kept]:
-            del entries[key]
+        return {"metrics": row.get("metrics", {})} if self._rows_read_later else None
 
     def prepare(self, suite_file: Path) -> None:
         """Have the suite of `suite_file` made ahead of `finish` (an xdist controller only;
@@ -293,9 +292,6 @@ class Controller:
 # What a row keeps once recorded: the dict a test's report carries to the end of the run
 # (its identity and outcome; and its metrics while pytest-html writes a report, whose table
 # reads them: `session_hooks`); the rest is in the record.
-_KEPT = frozenset({"suite", "case", "system", "nodeid", "outcome", "message"})
-
-
 def partial_record(json_path: Path) -> Path:
     """Where a run writing `json_path` records its rows as they come:
     ``doceval-report.json`` -> ``doceval-report.partial.jsonl`` beside it."""

@@ -54,9 +54,10 @@ class Reporting:
         row = getattr(report, "doceval_row", None)
         if row is not None:
             file = getattr(report, "doceval_suite_file", None)
-            self.controller.add_row(
-                self._path(file) if file else self._suite_file(report.nodeid), row
-            )
+            suite_file = self._path(file) if file else self._suite_file(report.nodeid)
+            # The row is on disk now; the report, which pytest keeps to the end of the run,
+            # keeps only what is read of it later.
+            report.doceval_row = self.controller.add_row(suite_file, row)  # type: ignore[attr-defined]
         elif report.failed and report.nodeid.split("::")[0].endswith("suite.toml"):
             # A broken suite, or an item whose xdist worker crashed: keep it in the report.
             self.controller.add_row(self._suite_file(report.nodeid), _lost_row(report))
