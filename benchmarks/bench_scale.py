@@ -12,7 +12,8 @@ precomputed systems as `bench_facts_kind` writes them; both in `scale_suites`), 
 
 * start-up: the same command on a one-case suite (the fastest of three);
 * the reference: the same suite at ``--reference`` cases (default 1,000), run plain;
-* plain: wall time, tests/s, peak RSS of the controller, report sizes (JSON; the HTML's first
+* plain: wall time, tests/s, peak RSS of the controller (and of pytest itself running as many
+  tests that do nothing), report sizes (JSON; the HTML's first
   page and its data files), the HTML in headless Chromium (time to interactive, measured in the
   page, and the time to open a case's row), and doceval's cost per case at N against the
   reference: (wall - start-up) / tests; for documents also less the kind's metrics, timed
@@ -245,10 +246,29 @@ def run_plain(scale: Scale, project: Path, browser: Browser | None, keep: Path) 
     )
     cost_line(scale, "plain", run, scale_metric(scale))
     scale.say(f"  {rss_line(run)}")
+    alone = pytest_alone(scale.tests, project.parent / f"{scale.kind}-pytest-alone")
+    scale.say(
+        f"  pytest itself, {scale.tests:,} parametrized tests that do nothing: {alone.wall:,.1f} s,"
+        f" peak RSS {alone.controller_mb:,.0f} MB (doceval's run: "
+        f"+{run.controller_mb - alone.controller_mb:,.0f} MB)"
+    )
     report = keep / f"{scale.kind}-plain.json"
     shutil.copy(project / "doceval-report.json", report)
     html_lines(scale, project / "doceval-report.html", browser, keep)
     return report
+
+
+def pytest_alone(tests: int, folder: Path) -> Measured:
+    """pytest without doceval, `tests` tests that do nothing: what pytest itself keeps of that
+    many tests (each item and its three reports, to the end of the run)."""
+    folder.mkdir(exist_ok=True)
+    (folder / "test_many.py").write_text(
+        "import pytest\n\n\n"
+        f"@pytest.mark.parametrize('number', range({tests}))\n"
+        "def test_nothing(number):\n    pass\n"
+    )
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:doceval"]
+    return measure([*command, "test_many.py"], folder)
 
 
 def run_shards(scale: Scale, project: Path, keep: Path, plain: Path | None) -> Path:

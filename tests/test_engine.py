@@ -328,15 +328,16 @@ def test_a_finished_test_s_stages_are_forgotten_once_no_other_test_holds_them(
 def test_a_stage_still_needed_or_unfinished_is_not_forgotten(engine: Engine) -> None:
     """A test over before its stage finished (it errored early) leaves the stage to finish;
     a stage another kept stage needs stays while that one is kept."""
-    slow = cpu("slow", engine_calls.logged, "/dev/null", "s", 0.5)
-    engine.add([slow])
-    engine.hold(["slow"])
-    engine.done_with(["slow"])
-    assert engine.knows("slow")
-    engine.add([cpu("after", engine_calls.upper, needs=["slow"])])
-    engine.hold(["slow", "after"])
-    assert engine.output("after") == "S"
-    engine.done_with(["slow"])  # "after" is still kept, and needs it
-    assert engine.knows("slow")
+    # A free stage waits, deferred, until a test asks for its output: unfinished till then.
+    waiting = CpuStage("waiting", "stage waiting", engine_calls.upper, ("w",), free=True)
+    engine.add([waiting])
+    engine.hold(["waiting"])
+    engine.done_with(["waiting"])
+    assert engine.knows("waiting")
+    engine.add([cpu("after", engine_calls.upper, needs=["waiting"])])
+    engine.hold(["waiting", "after"])
+    assert engine.output("after") == "W"
+    engine.done_with(["waiting"])  # "after" is still kept, and needs it
+    assert engine.knows("waiting")
     engine.done_with(["after"])
     assert not engine.knows("after")

@@ -80,3 +80,23 @@ def test_a_worker_asking_to_plan_nothing_new_walks_no_stage() -> None:
         run.add([], announce=False)
         run.add([test], announce=False)  # more tests: their stages, and no walk
     assert engine.snapshots == first
+
+
+def test_the_lines_project_the_stages_over_the_tests_not_planned_yet() -> None:
+    """A plain run plans a window of tests ahead: a status line counts the stages of the tests
+    planned so far at their stages per test for the rest, and marks the total as projected."""
+    from pytest_doceval.engine.nodes import Snapshot
+    from pytest_doceval.run.progress import status_line
+
+    run = a_worker_stage_run()
+    counted = Snapshot(
+        total=8, done=2, cached=0, failed=0, in_flight={}, cpu_seconds=0.0, elapsed=1.0
+    )
+    engine: Any = SimpleNamespace(snapshot=lambda: counted, hold=lambda keys: list(keys))
+    run._tests_planned = 4  # 2 stages a test
+    assert run._snapshot(engine) is counted  # nothing left to plan: the engine's count
+    run.unplanned = 6
+    projected = run._snapshot(engine)
+    assert (projected.total, projected.done, projected.projected) == (8 + 6 * 2, 2, True)
+    assert status_line(projected).startswith("doceval: 2/~20 stages done")
+    assert status_line(counted).startswith("doceval: 2/8 stages done")

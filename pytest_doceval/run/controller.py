@@ -8,9 +8,8 @@ run killed midway leaves the rows of every test that finished, and no report or 
 written. In memory the controller keeps only the rows' numbers (`row_table.RowTable`, about
 half a kilobyte a row, where a row dict is about ten), and a test's report carries no row on
 (only its metrics while pytest-html writes a report, whose table reads them): pytest keeps
-every report to the end of the run.
-The analyses read the numbers; the report copies the rows' lines; the record is removed once
-the report is written.
+every report to the end of the run. The analyses read the numbers; the report copies the
+rows' lines; the record is removed once the report is written.
 """
 
 from __future__ import annotations
@@ -289,9 +288,6 @@ class Controller:
             self.summary_lines.append(f"  ... and {len(changes) - 50} more")
 
 
-# What a row keeps once recorded: the dict a test's report carries to the end of the run
-# (its identity and outcome; and its metrics while pytest-html writes a report, whose table
-# reads them: `session_hooks`); the rest is in the record.
 def partial_record(json_path: Path) -> Path:
     """Where a run writing `json_path` records its rows as they come:
     ``doceval-report.json`` -> ``doceval-report.partial.jsonl`` beside it."""

@@ -53,14 +53,13 @@ class PlainRunning(Running):
         self._items: list[pytest.Item] = []
         self._planned_to = 0  # the items before this index are planned
         self._running = 0  # tests started so far
-        self._unplanned = 0  # doceval tests not planned yet
 
     @pytest.hookimpl(trylast=True)  # the start line after pytest's "collected N items"
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if session.config.getoption("collectonly", False):
             return  # nothing runs: nothing to plan (a plan hashes every test's inputs)
         self._items = session.items
-        self._unplanned = sum(isinstance(item, CaseItem) for item in self._items)
+        self.stages.unplanned = sum(isinstance(item, CaseItem) for item in self._items)
         self._plan_ahead(announce=True)
 
     @pytest.hookimpl(tryfirst=True)
@@ -76,8 +75,7 @@ class PlainRunning(Running):
         if end <= self._planned_to:
             return
         batch, self._planned_to = self._items[self._planned_to : end], end
-        self._unplanned -= sum(isinstance(item, CaseItem) for item in batch)
-        self.stages.unplanned = self._unplanned
+        self.stages.unplanned -= sum(isinstance(item, CaseItem) for item in batch)
         self.plan(batch, announce=announce)
 
 
